@@ -1,0 +1,47 @@
+# Every target runs with Node >= 24: scripts/toolchain.sh prints the system Node's folder when it
+# is new enough, or bootstraps Node 24 from the npm registry into a cache outside the repo.
+SHELL := /bin/bash
+NODE_BIN := $(shell ./scripts/toolchain.sh)
+export PATH := $(NODE_BIN):$(CURDIR)/node_modules/.bin:$(PATH)
+# Native addons (node-pty, ssh2's optional helpers) must build against Node 24's headers.
+export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
+
+.PHONY: start test deps provision lint typecheck unit bench gen e2e-kind clean
+
+## start: run auth + proxy in one process on the embedded default (data in $SVC_DATA_DIR or ./data)
+start: deps
+	node server/main.ts start
+
+## test: everything CI runs: lint, format, types, generated files, unit and integration tests
+test: deps provision
+	biome ci .
+	tsc -p tsconfig.json --noEmit
+	vitest run
+
+deps: node_modules/.install-stamp
+node_modules/.install-stamp: package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+## provision: install the real peers the tests use (OpenSSH server, Chromium, PostgreSQL, Go-built tools)
+provision:
+	./scripts/provision.sh
+
+lint:
+	biome ci .
+
+typecheck:
+	tsc -p tsconfig.json --noEmit
+
+unit: deps
+	vitest run
+
+bench: deps provision
+	node bench/run.ts
+
+gen: deps
+	node scripts/gen-proto.ts
+	node scripts/gen-crds.ts
+
+clean:
+	rm -rf node_modules data

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Installs, idempotently, the real peers the tests talk to. Debian packages through apt;
+# Go-built tools (kube-apiserver, etcd, grpcurl, helm) at pinned versions into a cache outside
+# the repository. Prints nothing when everything is already there.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+
+need_apt=()
+[ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+if [ "${#need_apt[@]}" -gt 0 ]; then
+  if [ "$(id -u)" -ne 0 ]; then
+    echo "provision: missing Debian packages ${need_apt[*]}; install them as root (apt-get install ${need_apt[*]})" >&2
+    exit 1
+  fi
+  echo "provision: installing ${need_apt[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
+  # The package enables a system sshd; the tests run their own and never touch it.
+  if command -v systemctl >/dev/null 2>&1; then systemctl disable --now ssh >/dev/null 2>&1 || true; fi
+fi
+
+for tool in "$here"/tools/*.sh; do
+  [ -e "$tool" ] || continue
+  bash "$tool"
+done
