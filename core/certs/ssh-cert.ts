@@ -1,0 +1,410 @@
+// OpenSSH certificates (PROTOCOL.certkeys): build and sign with an Ed25519 CA, parse strictly, and
+// verify against trusted CA keys the way sshd does (type, window, principal, source-address).
+
+import { type KeyObject, randomBytes, sign, verify } from "node:crypto";
+import { BlockList, isIP } from "node:net";
+import type { Clock } from "../clock.ts";
+import { AccessDeniedError, BadParameterError, NotAuthenticatedError } from "../errors.ts";
+import {
+  parseSshPublicKey,
+  parseSshPublicKeyBlob,
+  readKeyBody,
+  type SshKeyType,
+  sshKeyType,
+  sshPublicKeyBlob,
+  writeKeyBody,
+} from "./ssh-keys.ts";
+import { packStrings, SshReader, SshWriter, unpackStrings } from "./ssh-wire.ts";
+
+export type SshCertType = "user" | "host";
+
+export const SSH_CERT_EXTENSIONS = [
+  "permit-X11-forwarding",
+  "permit-agent-forwarding",
+  "permit-port-forwarding",
+  "permit-pty",
+  "permit-user-rc",
+] as const;
+export type SshCertExtension = (typeof SSH_CERT_EXTENSIONS)[number];
+
+/** Critical options sshd understands; any other one makes a certificate unusable there. */
+const KNOWN_CRITICAL = new Set(["force-command", "source-address", "verify-required"]);
+
+const CERT_TYPES: Record<SshKeyType, string> = {
+  "ssh-ed25519": "ssh-ed25519-cert-v01@openssh.com",
+  "ecdsa-sha2-nistp256": "ecdsa-sha2-nistp256-cert-v01@openssh.com",
+  "ecdsa-sha2-nistp384": "ecdsa-sha2-nistp384-cert-v01@openssh.com",
+  "ssh-rsa": "ssh-rsa-cert-v01@openssh.com",
+};
+const KEY_TYPE_OF_CERT = new Map(Object.entries(CERT_TYPES).map(([k, v]) => [v, k as SshKeyType]));
+
+const MAX_U64 = 0xffff_ffff_ffff_ffffn;
+const MAX_PRINCIPALS = 256;
+
+export interface SshCertificateRequest {
+  type: SshCertType;
+  /** subject public key: a KeyObject or an OpenSSH public key line */
+  publicKey: KeyObject | string;
+  keyId: string;
+  principals: readonly string[];
+  validAfter: Date;
+  validBefore: Date;
+  /** default: random 63-bit */
+  serial?: bigint;
+  /** user certificates only */
+  forceCommand?: string;
+  /** user certificates only: CIDRs or addresses the certificate may be used from */
+  sourceAddress?: readonly string[];
+  /** user certificates only; sorted and de-duplicated here */
+  extensions?: readonly SshCertExtension[];
+}
+
+export interface SshCertificate {
+  /** certificate in SSH wire encoding */
+  blob: Buffer;
+  /** "<cert type> <base64> <key id>", the content of an id_*-cert.pub file */
+  line: string;
+  serial: bigint;
+}
+
+export interface ParsedSshCertificate {
+  certType: string;
+  keyType: SshKeyType;
+  nonce: Buffer;
+  publicKey: KeyObject;
+  serial: bigint;
+  type: SshCertType;
+  keyId: string;
+  principals: string[];
+  validAfter: Date;
+  /** far future (year 9999) when the certificate says "forever" */
+  validBefore: Date;
+  /** name -> value ("" for flags) */
+  criticalOptions: Record<string, string>;
+  extensions: string[];
+  signatureKey: Buffer;
+  signatureKeyType: SshKeyType;
+  blob: Buffer;
+}
+
+function checkText(v: unknown, what: string, max = 1024): string {
+  if (typeof v !== "string" || v.length === 0 || v.length > max || /[\0\r\n]/.test(v)) {
+    throw new BadParameterError(
+      `${what} must be a non-empty single-line string of at most ${max} characters`,
+    );
+  }
+  return v;
+}
+
+function checkSourceAddresses(list: readonly string[]): string {
+  if (list.length === 0) throw new BadParameterError("source-address must list at least one address");
+  for (const a of list) parseCidr(a);
+  return list.join(",");
+}
+
+function parseCidr(entry: string): { addr: string; prefix: number; family: "ipv4" | "ipv6" } {
+  const [addr = "", prefixText, extra] = entry.split("/");
+  const v = isIP(addr);
+  if (v === 0 || extra !== undefined)
+    throw new BadParameterError(`source-address entry ${JSON.stringify(entry)} is not an address or CIDR`);
+  const max = v === 4 ? 32 : 128;
+  const prefix = prefixText === undefined ? max : Number(prefixText);
+  if (!/^\d+$/.test(prefixText ?? String(max)) || prefix > max) {
+    throw new BadParameterError(`source-address entry ${JSON.stringify(entry)} has a bad prefix length`);
+  }
+  return { addr, prefix, family: v === 4 ? "ipv4" : "ipv6" };
+}
+
+const toU64Seconds = (d: Date, what: string): bigint => {
+  const ms = d.getTime();
+  if (!Number.isFinite(ms) || ms < 0) throw new BadParameterError(`${what} is not a valid time`);
+  return BigInt(Math.floor(ms / 1000));
+};
+
+/** Signs certificates with one Ed25519 CA key; caches the CA's wire blob (done once, not per cert). */
+export class SshCertSigner {
+  readonly #caKey: KeyObject;
+  readonly #caBlob: Buffer;
+  constructor(caPrivateKey: KeyObject) {
+    if (caPrivateKey.type !== "private" || caPrivateKey.asymmetricKeyType !== "ed25519") {
+      throw new BadParameterError("an SSH CA key must be an Ed25519 private key");
+    }
+    this.#caKey = caPrivateKey;
+    this.#caBlob = sshPublicKeyBlob(caPrivateKey);
+  }
+  /** the CA public key in wire encoding */
+  get publicKeyBlob(): Buffer {
+    return this.#caBlob;
+  }
+
+  sign(req: SshCertificateRequest): SshCertificate {
+    if (req.type !== "user" && req.type !== "host")
+      throw new BadParameterError("certificate type must be user or host");
+    const subject = typeof req.publicKey === "string" ? parseSshPublicKey(req.publicKey).key : req.publicKey;
+    const keyType = sshKeyType(subject);
+    const keyId = checkText(req.keyId, "key id");
+    if (
+      !Array.isArray(req.principals) ||
+      req.principals.length === 0 ||
+      req.principals.length > MAX_PRINCIPALS
+    ) {
+      // An empty principal list means "any principal" to OpenSSH: never issue that.
+      throw new BadParameterError(`a certificate needs 1..${MAX_PRINCIPALS} principals`);
+    }
+    for (const p of req.principals) checkText(p, "principal", 255);
+    const after = toU64Seconds(req.validAfter, "valid after");
+    const before = toU64Seconds(req.validBefore, "valid before");
+    if (before <= after) throw new BadParameterError("valid before must be later than valid after");
+    const serial = req.serial ?? randomBytes(8).readBigUInt64BE() >> 1n;
+    if (serial < 0n || serial > MAX_U64) throw new BadParameterError("serial must fit in 64 bits");
+
+    const critical = new SshWriter();
+    const exts = new SshWriter();
+    if (req.type === "host") {
+      if (
+        req.forceCommand !== undefined ||
+        req.sourceAddress !== undefined ||
+        (req.extensions?.length ?? 0) > 0
+      ) {
+        throw new BadParameterError("host certificates carry no critical options or extensions");
+      }
+    } else {
+      // Names are written in lexical order, as OpenSSH requires.
+      if (req.forceCommand !== undefined) {
+        critical
+          .string("force-command")
+          .bytes(new SshWriter().string(checkText(req.forceCommand, "force-command", 4096)).toBuffer());
+      }
+      if (req.sourceAddress !== undefined) {
+        critical
+          .string("source-address")
+          .bytes(new SshWriter().string(checkSourceAddresses(req.sourceAddress)).toBuffer());
+      }
+      const names = [...new Set(req.extensions ?? [])];
+      for (const n of names) {
+        if (!(SSH_CERT_EXTENSIONS as readonly string[]).includes(n))
+          throw new BadParameterError(`unknown extension ${JSON.stringify(n)}`);
+      }
+      names.sort();
+      for (const n of names) exts.string(n).uint32(0);
+    }
+
+    const w = new SshWriter().string(CERT_TYPES[keyType]).bytes(randomBytes(32));
+    writeKeyBody(w, subject, keyType);
+    w.uint64(serial)
+      .uint32(req.type === "user" ? 1 : 2)
+      .string(keyId)
+      .bytes(packStrings(req.principals))
+      .uint64(after)
+      .uint64(before)
+      .bytes(critical.toBuffer())
+      .bytes(exts.toBuffer())
+      .uint32(0)
+      .bytes(this.#caBlob);
+    const signed = w.toBuffer();
+    const sig = new SshWriter()
+      .string("ssh-ed25519")
+      .bytes(sign(null, signed, this.#caKey))
+      .toBuffer();
+    const blob = Buffer.concat([signed, new SshWriter().bytes(sig).toBuffer()]);
+    return {
+      blob,
+      line: `${CERT_TYPES[keyType]} ${blob.toString("base64")} ${keyId.replace(/\s/g, "_")}`,
+      serial,
+    };
+  }
+}
+
+/** One-shot helper; prefer a long-lived SshCertSigner when signing many. */
+export function signSshCertificate(caPrivateKey: KeyObject, req: SshCertificateRequest): SshCertificate {
+  return new SshCertSigner(caPrivateKey).sign(req);
+}
+
+function certBlobFrom(input: Uint8Array | string): Buffer {
+  if (typeof input !== "string") return Buffer.from(input);
+  const parts = input.trim().split(/\s+/);
+  const b64 = parts[1] ?? "";
+  if (parts.length < 2 || !/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || b64.length % 4 !== 0) {
+    throw new BadParameterError("certificate must look like '<type> <base64> [comment]'");
+  }
+  const blob = Buffer.from(b64, "base64");
+  if (new SshReader(blob, "ssh certificate").string() !== parts[0])
+    throw new BadParameterError("certificate line type does not match its blob");
+  return blob;
+}
+
+function readOptions(buf: Buffer, what: string, flags: boolean): Record<string, string> {
+  const r = new SshReader(buf, what);
+  const out = Object.create(null) as Record<string, string>;
+  let prev: string | undefined;
+  while (r.remaining > 0) {
+    const name = r.string();
+    if (prev !== undefined && name <= prev)
+      throw new BadParameterError(`${what} are not sorted or repeat a name`);
+    prev = name;
+    const data = r.bytes();
+    if (data.length === 0) {
+      out[name] = "";
+    } else if (flags) {
+      out[name] = data.toString("base64");
+    } else {
+      const inner = new SshReader(data, `${what} ${name}`);
+      out[name] = inner.string();
+      inner.end();
+    }
+  }
+  return out;
+}
+
+/** Decodes a certificate (wire blob or "type base64 comment" line). Does not check trust: see verifySshCertificate. */
+export function parseSshCertificate(input: Uint8Array | string): ParsedSshCertificate {
+  const blob = certBlobFrom(input);
+  const r = new SshReader(blob, "ssh certificate");
+  const certType = r.string();
+  const keyType = KEY_TYPE_OF_CERT.get(certType);
+  if (!keyType)
+    throw new BadParameterError(`unsupported certificate type ${JSON.stringify(certType.slice(0, 64))}`);
+  const nonce = r.bytes();
+  if (nonce.length < 16) throw new BadParameterError("certificate nonce is too short");
+  const publicKey = readKeyBody(r, keyType);
+  const serial = r.uint64();
+  const typeNum = r.uint32();
+  if (typeNum !== 1 && typeNum !== 2)
+    throw new BadParameterError(`certificate type ${typeNum} is neither user nor host`);
+  const keyId = r.string();
+  const principals = unpackStrings(r.bytes(), "certificate principals");
+  const after = r.uint64();
+  const before = r.uint64();
+  const criticalOptions = readOptions(r.bytes(), "critical options", false);
+  const extensions = Object.keys(readOptions(r.bytes(), "extensions", true));
+  r.bytes(); // reserved
+  const signatureKey = r.bytes();
+  const signedLength = r.offset;
+  const sigBlob = r.bytes();
+  r.end();
+  const ca = parseSshPublicKeyBlob(signatureKey);
+  const toDate = (s: bigint): Date => new Date(Number(s > 253402300799n ? 253402300799n : s) * 1000);
+  const parsed: ParsedSshCertificate = {
+    certType,
+    keyType,
+    nonce,
+    publicKey,
+    serial,
+    type: typeNum === 1 ? "user" : "host",
+    keyId,
+    principals,
+    validAfter: toDate(after),
+    validBefore: toDate(before),
+    criticalOptions,
+    extensions,
+    signatureKey,
+    signatureKeyType: ca.type,
+    blob,
+  };
+  signatures.set(parsed, { signed: blob.subarray(0, signedLength), sig: sigBlob, caKey: ca.key });
+  return parsed;
+}
+
+const signatures = new WeakMap<ParsedSshCertificate, { signed: Buffer; sig: Buffer; caKey: KeyObject }>();
+
+/** Checks an SSH signature blob (string format, string sig) made by `key` over `data`. */
+export function verifySshSignature(
+  key: KeyObject,
+  keyType: SshKeyType,
+  data: Uint8Array,
+  sigBlob: Uint8Array,
+): boolean {
+  const r = new SshReader(sigBlob, "ssh signature");
+  const format = r.string();
+  const sig = r.bytes();
+  r.end();
+  switch (keyType) {
+    case "ssh-ed25519":
+      return format === "ssh-ed25519" && verify(null, data, key, sig);
+    case "ecdsa-sha2-nistp256":
+    case "ecdsa-sha2-nistp384": {
+      if (format !== keyType) return false;
+      const size = keyType === "ecdsa-sha2-nistp256" ? 32 : 48;
+      const rs = new SshReader(sig, "ecdsa signature");
+      const [a, b] = [rs.mpintUnsigned(), rs.mpintUnsigned()];
+      rs.end();
+      if (a.length > size || b.length > size) return false;
+      const p1363 = Buffer.concat([Buffer.alloc(size - a.length), a, Buffer.alloc(size - b.length), b]);
+      return verify(size === 32 ? "sha256" : "sha384", data, { key, dsaEncoding: "ieee-p1363" }, p1363);
+    }
+    case "ssh-rsa":
+      if (format === "rsa-sha2-256") return verify("sha256", data, key, sig);
+      if (format === "rsa-sha2-512") return verify("sha512", data, key, sig);
+      return false; // ssh-rsa (SHA-1) signatures are refused
+  }
+}
+
+export interface VerifySshCertificateOptions {
+  /** trusted CA public keys: KeyObjects, wire blobs or OpenSSH public key lines */
+  trustedCaKeys: readonly (KeyObject | Uint8Array | string)[];
+  type: SshCertType;
+  clock: Clock;
+  /** the login (user cert) or host name (host cert) that must be among the principals */
+  principal?: string;
+  /** the peer's address, checked against a source-address critical option when present */
+  clientAddress?: string;
+}
+
+function caBlob(k: KeyObject | Uint8Array | string): Buffer {
+  if (typeof k === "string") return parseSshPublicKey(k).blob;
+  if (k instanceof Uint8Array) return Buffer.from(k);
+  return sshPublicKeyBlob(k);
+}
+
+function addressAllowed(list: string, client: string): boolean {
+  let addr = client;
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(addr);
+  if (mapped) addr = mapped[1] as string;
+  const v = isIP(addr);
+  if (v === 0) return false;
+  const bl = new BlockList();
+  for (const entry of list.split(",")) {
+    const c = parseCidr(entry.trim());
+    bl.addSubnet(c.addr, c.prefix, c.family);
+  }
+  return bl.check(addr, v === 4 ? "ipv4" : "ipv6");
+}
+
+/**
+ * Parses and verifies a certificate. Malformed -> BadParameterError; untrusted CA, bad signature,
+ * wrong type, outside the validity window, unknown critical option -> NotAuthenticatedError;
+ * principal not listed or source-address mismatch -> AccessDeniedError.
+ */
+export function verifySshCertificate(
+  input: Uint8Array | string | ParsedSshCertificate,
+  opts: VerifySshCertificateOptions,
+): ParsedSshCertificate {
+  const cert = typeof input === "string" || input instanceof Uint8Array ? parseSshCertificate(input) : input;
+  const sig = signatures.get(cert);
+  if (!sig) throw new BadParameterError("certificate was not produced by parseSshCertificate");
+  const trusted = opts.trustedCaKeys.some((k) => caBlob(k).equals(cert.signatureKey));
+  if (!trusted) throw new NotAuthenticatedError("certificate is not signed by a trusted CA");
+  if (!verifySshSignature(sig.caKey, cert.signatureKeyType, sig.signed, sig.sig)) {
+    throw new NotAuthenticatedError("certificate signature is invalid");
+  }
+  if (cert.type !== opts.type)
+    throw new NotAuthenticatedError(`expected a ${opts.type} certificate, got a ${cert.type} certificate`);
+  const now = opts.clock.now().getTime();
+  if (now < cert.validAfter.getTime()) throw new NotAuthenticatedError("certificate is not yet valid");
+  if (now >= cert.validBefore.getTime()) throw new NotAuthenticatedError("certificate has expired");
+  for (const name of Object.keys(cert.criticalOptions)) {
+    if (!KNOWN_CRITICAL.has(name))
+      throw new NotAuthenticatedError(`certificate has unsupported critical option ${JSON.stringify(name)}`);
+  }
+  if (cert.principals.length === 0) throw new AccessDeniedError("certificate names no principals");
+  if (opts.principal !== undefined && !cert.principals.includes(opts.principal)) {
+    throw new AccessDeniedError(`certificate is not valid for principal ${JSON.stringify(opts.principal)}`);
+  }
+  const src = cert.criticalOptions["source-address"];
+  if (src !== undefined) {
+    if (opts.clientAddress === undefined || !addressAllowed(src, opts.clientAddress)) {
+      throw new AccessDeniedError("certificate may not be used from this address");
+    }
+  }
+  return cert;
+}
