@@ -36,7 +36,11 @@ export function formatReport(r: BenchReport): string {
   }
   for (const q of r.ratios) {
     const met =
-      q.goal === undefined ? "" : (q.lowerIsBetter ? q.ratio <= q.goal : q.ratio >= q.goal) ? " goal met" : " GOAL MISSED";
+      q.goal === undefined
+        ? ""
+        : (q.lowerIsBetter ? q.ratio <= q.goal : q.ratio >= q.goal)
+          ? " goal met"
+          : " GOAL MISSED";
     const goal = q.goal === undefined ? "" : ` (goal ${q.lowerIsBetter ? "<=" : ">="} ${q.goal})`;
     lines.push(`  ratio ${q.name.padEnd(42)} ${q.ratio.toFixed(3)}${goal}${met}`);
   }

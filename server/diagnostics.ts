@@ -1,0 +1,53 @@
+// A diagnostics listener per process: Prometheus metrics (prom-client) and a liveness probe, on its
+// own address so metrics are never exposed on the public port.
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { collectDefaultMetrics, Registry } from "prom-client";
+
+export interface Diagnostics {
+  registry: Registry;
+  server: Server;
+  port: number;
+  close(): Promise<void>;
+}
+
+export function createMetricsRegistry(component: string): Registry {
+  const registry = new Registry();
+  registry.setDefaultLabels({ component });
+  collectDefaultMetrics({ register: registry });
+  return registry;
+}
+
+export async function startDiagnostics(registry: Registry, host: string, port: number): Promise<Diagnostics> {
+  const server = createServer((req, res) => {
+    if (req.method === "GET" && req.url === "/metrics") {
+      registry
+        .metrics()
+        .then((body) => {
+          res.writeHead(200, { "content-type": registry.contentType });
+          res.end(body);
+        })
+        .catch(() => {
+          res.writeHead(500).end();
+        });
+      return;
+    }
+    if (req.method === "GET" && req.url === "/healthz") {
+      res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');
+      return;
+    }
+    res
+      .writeHead(404, { "content-type": "application/json" })
+      .end('{"error":{"code":"not_found","message":"not found"}}');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(port, host, () => resolve());
+  });
+  return {
+    registry,
+    server,
+    port: (server.address() as AddressInfo).port,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
