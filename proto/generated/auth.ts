@@ -1,0 +1,391 @@
+import type * as grpc from "@grpc/grpc-js";
+import type { MessageTypeDefinition } from "@grpc/proto-loader";
+
+import type {
+  AgentIdentityCredentials as _svc_v1_AgentIdentityCredentials,
+  AgentIdentityCredentials__Output as _svc_v1_AgentIdentityCredentials__Output,
+} from "./svc/v1/AgentIdentityCredentials.ts";
+import type {
+  AuditEvent as _svc_v1_AuditEvent,
+  AuditEvent__Output as _svc_v1_AuditEvent__Output,
+} from "./svc/v1/AuditEvent.ts";
+import type {
+  AuthServiceClient as _svc_v1_AuthServiceClient,
+  AuthServiceDefinition as _svc_v1_AuthServiceDefinition,
+} from "./svc/v1/AuthService.ts";
+import type {
+  AuthenticateLocalRequest as _svc_v1_AuthenticateLocalRequest,
+  AuthenticateLocalRequest__Output as _svc_v1_AuthenticateLocalRequest__Output,
+} from "./svc/v1/AuthenticateLocalRequest.ts";
+import type {
+  AuthenticateLocalResponse as _svc_v1_AuthenticateLocalResponse,
+  AuthenticateLocalResponse__Output as _svc_v1_AuthenticateLocalResponse__Output,
+} from "./svc/v1/AuthenticateLocalResponse.ts";
+import type {
+  AuthenticateSPIFFERequest as _svc_v1_AuthenticateSPIFFERequest,
+  AuthenticateSPIFFERequest__Output as _svc_v1_AuthenticateSPIFFERequest__Output,
+} from "./svc/v1/AuthenticateSPIFFERequest.ts";
+import type {
+  AuthenticateSPIFFEResponse as _svc_v1_AuthenticateSPIFFEResponse,
+  AuthenticateSPIFFEResponse__Output as _svc_v1_AuthenticateSPIFFEResponse__Output,
+} from "./svc/v1/AuthenticateSPIFFEResponse.ts";
+import type {
+  BeginWebAuthnLoginRequest as _svc_v1_BeginWebAuthnLoginRequest,
+  BeginWebAuthnLoginRequest__Output as _svc_v1_BeginWebAuthnLoginRequest__Output,
+} from "./svc/v1/BeginWebAuthnLoginRequest.ts";
+import type {
+  BeginWebAuthnRegistrationRequest as _svc_v1_BeginWebAuthnRegistrationRequest,
+  BeginWebAuthnRegistrationRequest__Output as _svc_v1_BeginWebAuthnRegistrationRequest__Output,
+} from "./svc/v1/BeginWebAuthnRegistrationRequest.ts";
+import type {
+  BootstrapAgentIdentityRequest as _svc_v1_BootstrapAgentIdentityRequest,
+  BootstrapAgentIdentityRequest__Output as _svc_v1_BootstrapAgentIdentityRequest__Output,
+} from "./svc/v1/BootstrapAgentIdentityRequest.ts";
+import type {
+  ClusterInfo as _svc_v1_ClusterInfo,
+  ClusterInfo__Output as _svc_v1_ClusterInfo__Output,
+} from "./svc/v1/ClusterInfo.ts";
+import type {
+  DeleteSessionRequest as _svc_v1_DeleteSessionRequest,
+  DeleteSessionRequest__Output as _svc_v1_DeleteSessionRequest__Output,
+} from "./svc/v1/DeleteSessionRequest.ts";
+import type {
+  DeleteSessionResponse as _svc_v1_DeleteSessionResponse,
+  DeleteSessionResponse__Output as _svc_v1_DeleteSessionResponse__Output,
+} from "./svc/v1/DeleteSessionResponse.ts";
+import type {
+  DeleteWebAuthnDeviceRequest as _svc_v1_DeleteWebAuthnDeviceRequest,
+  DeleteWebAuthnDeviceRequest__Output as _svc_v1_DeleteWebAuthnDeviceRequest__Output,
+} from "./svc/v1/DeleteWebAuthnDeviceRequest.ts";
+import type {
+  DeleteWebAuthnDeviceResponse as _svc_v1_DeleteWebAuthnDeviceResponse,
+  DeleteWebAuthnDeviceResponse__Output as _svc_v1_DeleteWebAuthnDeviceResponse__Output,
+} from "./svc/v1/DeleteWebAuthnDeviceResponse.ts";
+import type {
+  EmitAuditEventRequest as _svc_v1_EmitAuditEventRequest,
+  EmitAuditEventRequest__Output as _svc_v1_EmitAuditEventRequest__Output,
+} from "./svc/v1/EmitAuditEventRequest.ts";
+import type {
+  FinishWebAuthnLoginRequest as _svc_v1_FinishWebAuthnLoginRequest,
+  FinishWebAuthnLoginRequest__Output as _svc_v1_FinishWebAuthnLoginRequest__Output,
+} from "./svc/v1/FinishWebAuthnLoginRequest.ts";
+import type {
+  FinishWebAuthnRegistrationRequest as _svc_v1_FinishWebAuthnRegistrationRequest,
+  FinishWebAuthnRegistrationRequest__Output as _svc_v1_FinishWebAuthnRegistrationRequest__Output,
+} from "./svc/v1/FinishWebAuthnRegistrationRequest.ts";
+import type {
+  GetClusterInfoRequest as _svc_v1_GetClusterInfoRequest,
+  GetClusterInfoRequest__Output as _svc_v1_GetClusterInfoRequest__Output,
+} from "./svc/v1/GetClusterInfoRequest.ts";
+import type {
+  GetPublicKeysRequest as _svc_v1_GetPublicKeysRequest,
+  GetPublicKeysRequest__Output as _svc_v1_GetPublicKeysRequest__Output,
+} from "./svc/v1/GetPublicKeysRequest.ts";
+import type {
+  GetSessionRequest as _svc_v1_GetSessionRequest,
+  GetSessionRequest__Output as _svc_v1_GetSessionRequest__Output,
+} from "./svc/v1/GetSessionRequest.ts";
+import type {
+  HeartbeatRequest as _svc_v1_HeartbeatRequest,
+  HeartbeatRequest__Output as _svc_v1_HeartbeatRequest__Output,
+} from "./svc/v1/HeartbeatRequest.ts";
+import type {
+  HeartbeatResponse as _svc_v1_HeartbeatResponse,
+  HeartbeatResponse__Output as _svc_v1_HeartbeatResponse__Output,
+} from "./svc/v1/HeartbeatResponse.ts";
+import type {
+  IssueUserCertsRequest as _svc_v1_IssueUserCertsRequest,
+  IssueUserCertsRequest__Output as _svc_v1_IssueUserCertsRequest__Output,
+} from "./svc/v1/IssueUserCertsRequest.ts";
+import type {
+  IssueUserCertsResponse as _svc_v1_IssueUserCertsResponse,
+  IssueUserCertsResponse__Output as _svc_v1_IssueUserCertsResponse__Output,
+} from "./svc/v1/IssueUserCertsResponse.ts";
+import type {
+  ListNodesRequest as _svc_v1_ListNodesRequest,
+  ListNodesRequest__Output as _svc_v1_ListNodesRequest__Output,
+} from "./svc/v1/ListNodesRequest.ts";
+import type {
+  ListNodesResponse as _svc_v1_ListNodesResponse,
+  ListNodesResponse__Output as _svc_v1_ListNodesResponse__Output,
+} from "./svc/v1/ListNodesResponse.ts";
+import type {
+  ListRecordingsRequest as _svc_v1_ListRecordingsRequest,
+  ListRecordingsRequest__Output as _svc_v1_ListRecordingsRequest__Output,
+} from "./svc/v1/ListRecordingsRequest.ts";
+import type {
+  ListRecordingsResponse as _svc_v1_ListRecordingsResponse,
+  ListRecordingsResponse__Output as _svc_v1_ListRecordingsResponse__Output,
+} from "./svc/v1/ListRecordingsResponse.ts";
+import type {
+  ListRolesRequest as _svc_v1_ListRolesRequest,
+  ListRolesRequest__Output as _svc_v1_ListRolesRequest__Output,
+} from "./svc/v1/ListRolesRequest.ts";
+import type {
+  ListRolesResponse as _svc_v1_ListRolesResponse,
+  ListRolesResponse__Output as _svc_v1_ListRolesResponse__Output,
+} from "./svc/v1/ListRolesResponse.ts";
+import type {
+  ListUsersRequest as _svc_v1_ListUsersRequest,
+  ListUsersRequest__Output as _svc_v1_ListUsersRequest__Output,
+} from "./svc/v1/ListUsersRequest.ts";
+import type {
+  ListUsersResponse as _svc_v1_ListUsersResponse,
+  ListUsersResponse__Output as _svc_v1_ListUsersResponse__Output,
+} from "./svc/v1/ListUsersResponse.ts";
+import type {
+  ListWebAuthnDevicesRequest as _svc_v1_ListWebAuthnDevicesRequest,
+  ListWebAuthnDevicesRequest__Output as _svc_v1_ListWebAuthnDevicesRequest__Output,
+} from "./svc/v1/ListWebAuthnDevicesRequest.ts";
+import type {
+  ListWebAuthnDevicesResponse as _svc_v1_ListWebAuthnDevicesResponse,
+  ListWebAuthnDevicesResponse__Output as _svc_v1_ListWebAuthnDevicesResponse__Output,
+} from "./svc/v1/ListWebAuthnDevicesResponse.ts";
+import type {
+  MfaRequired as _svc_v1_MfaRequired,
+  MfaRequired__Output as _svc_v1_MfaRequired__Output,
+} from "./svc/v1/MfaRequired.ts";
+import type { Node as _svc_v1_Node, Node__Output as _svc_v1_Node__Output } from "./svc/v1/Node.ts";
+import type {
+  PublicKeys as _svc_v1_PublicKeys,
+  PublicKeys__Output as _svc_v1_PublicKeys__Output,
+} from "./svc/v1/PublicKeys.ts";
+import type {
+  Recording as _svc_v1_Recording,
+  Recording__Output as _svc_v1_Recording__Output,
+} from "./svc/v1/Recording.ts";
+import type {
+  RecordingMetadata as _svc_v1_RecordingMetadata,
+  RecordingMetadata__Output as _svc_v1_RecordingMetadata__Output,
+} from "./svc/v1/RecordingMetadata.ts";
+import type {
+  RegisterAgentRequest as _svc_v1_RegisterAgentRequest,
+  RegisterAgentRequest__Output as _svc_v1_RegisterAgentRequest__Output,
+} from "./svc/v1/RegisterAgentRequest.ts";
+import type {
+  RegisterAgentResponse as _svc_v1_RegisterAgentResponse,
+  RegisterAgentResponse__Output as _svc_v1_RegisterAgentResponse__Output,
+} from "./svc/v1/RegisterAgentResponse.ts";
+import type {
+  RegisterUsingIAMMethodRequest as _svc_v1_RegisterUsingIAMMethodRequest,
+  RegisterUsingIAMMethodRequest__Output as _svc_v1_RegisterUsingIAMMethodRequest__Output,
+} from "./svc/v1/RegisterUsingIAMMethodRequest.ts";
+import type {
+  RegisterUsingIAMMethodResponse as _svc_v1_RegisterUsingIAMMethodResponse,
+  RegisterUsingIAMMethodResponse__Output as _svc_v1_RegisterUsingIAMMethodResponse__Output,
+} from "./svc/v1/RegisterUsingIAMMethodResponse.ts";
+import type {
+  RenewAgentIdentityRequest as _svc_v1_RenewAgentIdentityRequest,
+  RenewAgentIdentityRequest__Output as _svc_v1_RenewAgentIdentityRequest__Output,
+} from "./svc/v1/RenewAgentIdentityRequest.ts";
+import type { Role as _svc_v1_Role, Role__Output as _svc_v1_Role__Output } from "./svc/v1/Role.ts";
+import type {
+  SearchAuditEventsRequest as _svc_v1_SearchAuditEventsRequest,
+  SearchAuditEventsRequest__Output as _svc_v1_SearchAuditEventsRequest__Output,
+} from "./svc/v1/SearchAuditEventsRequest.ts";
+import type {
+  SearchAuditEventsResponse as _svc_v1_SearchAuditEventsResponse,
+  SearchAuditEventsResponse__Output as _svc_v1_SearchAuditEventsResponse__Output,
+} from "./svc/v1/SearchAuditEventsResponse.ts";
+import type {
+  SessionView as _svc_v1_SessionView,
+  SessionView__Output as _svc_v1_SessionView__Output,
+} from "./svc/v1/SessionView.ts";
+import type {
+  SignedStsRequest as _svc_v1_SignedStsRequest,
+  SignedStsRequest__Output as _svc_v1_SignedStsRequest__Output,
+} from "./svc/v1/SignedStsRequest.ts";
+import type {
+  TraitValues as _svc_v1_TraitValues,
+  TraitValues__Output as _svc_v1_TraitValues__Output,
+} from "./svc/v1/TraitValues.ts";
+import type {
+  UploadRecordingRequest as _svc_v1_UploadRecordingRequest,
+  UploadRecordingRequest__Output as _svc_v1_UploadRecordingRequest__Output,
+} from "./svc/v1/UploadRecordingRequest.ts";
+import type {
+  UploadRecordingResponse as _svc_v1_UploadRecordingResponse,
+  UploadRecordingResponse__Output as _svc_v1_UploadRecordingResponse__Output,
+} from "./svc/v1/UploadRecordingResponse.ts";
+import type { User as _svc_v1_User, User__Output as _svc_v1_User__Output } from "./svc/v1/User.ts";
+import type {
+  WebAuthnChallenge as _svc_v1_WebAuthnChallenge,
+  WebAuthnChallenge__Output as _svc_v1_WebAuthnChallenge__Output,
+} from "./svc/v1/WebAuthnChallenge.ts";
+import type {
+  WebAuthnDevice as _svc_v1_WebAuthnDevice,
+  WebAuthnDevice__Output as _svc_v1_WebAuthnDevice__Output,
+} from "./svc/v1/WebAuthnDevice.ts";
+import type {
+  WebAuthnRelyingParty as _svc_v1_WebAuthnRelyingParty,
+  WebAuthnRelyingParty__Output as _svc_v1_WebAuthnRelyingParty__Output,
+} from "./svc/v1/WebAuthnRelyingParty.ts";
+
+type SubtypeConstructor<Constructor extends new (...args: any) => any, Subtype> = {
+  new (...args: ConstructorParameters<Constructor>): Subtype;
+};
+
+export interface ProtoGrpcType {
+  svc: {
+    v1: {
+      AgentIdentityCredentials: MessageTypeDefinition<
+        _svc_v1_AgentIdentityCredentials,
+        _svc_v1_AgentIdentityCredentials__Output
+      >;
+      AuditEvent: MessageTypeDefinition<_svc_v1_AuditEvent, _svc_v1_AuditEvent__Output>;
+      AuthService: SubtypeConstructor<typeof grpc.Client, _svc_v1_AuthServiceClient> & {
+        service: _svc_v1_AuthServiceDefinition;
+      };
+      AuthenticateLocalRequest: MessageTypeDefinition<
+        _svc_v1_AuthenticateLocalRequest,
+        _svc_v1_AuthenticateLocalRequest__Output
+      >;
+      AuthenticateLocalResponse: MessageTypeDefinition<
+        _svc_v1_AuthenticateLocalResponse,
+        _svc_v1_AuthenticateLocalResponse__Output
+      >;
+      AuthenticateSPIFFERequest: MessageTypeDefinition<
+        _svc_v1_AuthenticateSPIFFERequest,
+        _svc_v1_AuthenticateSPIFFERequest__Output
+      >;
+      AuthenticateSPIFFEResponse: MessageTypeDefinition<
+        _svc_v1_AuthenticateSPIFFEResponse,
+        _svc_v1_AuthenticateSPIFFEResponse__Output
+      >;
+      BeginWebAuthnLoginRequest: MessageTypeDefinition<
+        _svc_v1_BeginWebAuthnLoginRequest,
+        _svc_v1_BeginWebAuthnLoginRequest__Output
+      >;
+      BeginWebAuthnRegistrationRequest: MessageTypeDefinition<
+        _svc_v1_BeginWebAuthnRegistrationRequest,
+        _svc_v1_BeginWebAuthnRegistrationRequest__Output
+      >;
+      BootstrapAgentIdentityRequest: MessageTypeDefinition<
+        _svc_v1_BootstrapAgentIdentityRequest,
+        _svc_v1_BootstrapAgentIdentityRequest__Output
+      >;
+      ClusterInfo: MessageTypeDefinition<_svc_v1_ClusterInfo, _svc_v1_ClusterInfo__Output>;
+      DeleteSessionRequest: MessageTypeDefinition<
+        _svc_v1_DeleteSessionRequest,
+        _svc_v1_DeleteSessionRequest__Output
+      >;
+      DeleteSessionResponse: MessageTypeDefinition<
+        _svc_v1_DeleteSessionResponse,
+        _svc_v1_DeleteSessionResponse__Output
+      >;
+      DeleteWebAuthnDeviceRequest: MessageTypeDefinition<
+        _svc_v1_DeleteWebAuthnDeviceRequest,
+        _svc_v1_DeleteWebAuthnDeviceRequest__Output
+      >;
+      DeleteWebAuthnDeviceResponse: MessageTypeDefinition<
+        _svc_v1_DeleteWebAuthnDeviceResponse,
+        _svc_v1_DeleteWebAuthnDeviceResponse__Output
+      >;
+      EmitAuditEventRequest: MessageTypeDefinition<
+        _svc_v1_EmitAuditEventRequest,
+        _svc_v1_EmitAuditEventRequest__Output
+      >;
+      FinishWebAuthnLoginRequest: MessageTypeDefinition<
+        _svc_v1_FinishWebAuthnLoginRequest,
+        _svc_v1_FinishWebAuthnLoginRequest__Output
+      >;
+      FinishWebAuthnRegistrationRequest: MessageTypeDefinition<
+        _svc_v1_FinishWebAuthnRegistrationRequest,
+        _svc_v1_FinishWebAuthnRegistrationRequest__Output
+      >;
+      GetClusterInfoRequest: MessageTypeDefinition<
+        _svc_v1_GetClusterInfoRequest,
+        _svc_v1_GetClusterInfoRequest__Output
+      >;
+      GetPublicKeysRequest: MessageTypeDefinition<
+        _svc_v1_GetPublicKeysRequest,
+        _svc_v1_GetPublicKeysRequest__Output
+      >;
+      GetSessionRequest: MessageTypeDefinition<_svc_v1_GetSessionRequest, _svc_v1_GetSessionRequest__Output>;
+      HeartbeatRequest: MessageTypeDefinition<_svc_v1_HeartbeatRequest, _svc_v1_HeartbeatRequest__Output>;
+      HeartbeatResponse: MessageTypeDefinition<_svc_v1_HeartbeatResponse, _svc_v1_HeartbeatResponse__Output>;
+      IssueUserCertsRequest: MessageTypeDefinition<
+        _svc_v1_IssueUserCertsRequest,
+        _svc_v1_IssueUserCertsRequest__Output
+      >;
+      IssueUserCertsResponse: MessageTypeDefinition<
+        _svc_v1_IssueUserCertsResponse,
+        _svc_v1_IssueUserCertsResponse__Output
+      >;
+      ListNodesRequest: MessageTypeDefinition<_svc_v1_ListNodesRequest, _svc_v1_ListNodesRequest__Output>;
+      ListNodesResponse: MessageTypeDefinition<_svc_v1_ListNodesResponse, _svc_v1_ListNodesResponse__Output>;
+      ListRecordingsRequest: MessageTypeDefinition<
+        _svc_v1_ListRecordingsRequest,
+        _svc_v1_ListRecordingsRequest__Output
+      >;
+      ListRecordingsResponse: MessageTypeDefinition<
+        _svc_v1_ListRecordingsResponse,
+        _svc_v1_ListRecordingsResponse__Output
+      >;
+      ListRolesRequest: MessageTypeDefinition<_svc_v1_ListRolesRequest, _svc_v1_ListRolesRequest__Output>;
+      ListRolesResponse: MessageTypeDefinition<_svc_v1_ListRolesResponse, _svc_v1_ListRolesResponse__Output>;
+      ListUsersRequest: MessageTypeDefinition<_svc_v1_ListUsersRequest, _svc_v1_ListUsersRequest__Output>;
+      ListUsersResponse: MessageTypeDefinition<_svc_v1_ListUsersResponse, _svc_v1_ListUsersResponse__Output>;
+      ListWebAuthnDevicesRequest: MessageTypeDefinition<
+        _svc_v1_ListWebAuthnDevicesRequest,
+        _svc_v1_ListWebAuthnDevicesRequest__Output
+      >;
+      ListWebAuthnDevicesResponse: MessageTypeDefinition<
+        _svc_v1_ListWebAuthnDevicesResponse,
+        _svc_v1_ListWebAuthnDevicesResponse__Output
+      >;
+      MfaRequired: MessageTypeDefinition<_svc_v1_MfaRequired, _svc_v1_MfaRequired__Output>;
+      Node: MessageTypeDefinition<_svc_v1_Node, _svc_v1_Node__Output>;
+      PublicKeys: MessageTypeDefinition<_svc_v1_PublicKeys, _svc_v1_PublicKeys__Output>;
+      Recording: MessageTypeDefinition<_svc_v1_Recording, _svc_v1_Recording__Output>;
+      RecordingMetadata: MessageTypeDefinition<_svc_v1_RecordingMetadata, _svc_v1_RecordingMetadata__Output>;
+      RegisterAgentRequest: MessageTypeDefinition<
+        _svc_v1_RegisterAgentRequest,
+        _svc_v1_RegisterAgentRequest__Output
+      >;
+      RegisterAgentResponse: MessageTypeDefinition<
+        _svc_v1_RegisterAgentResponse,
+        _svc_v1_RegisterAgentResponse__Output
+      >;
+      RegisterUsingIAMMethodRequest: MessageTypeDefinition<
+        _svc_v1_RegisterUsingIAMMethodRequest,
+        _svc_v1_RegisterUsingIAMMethodRequest__Output
+      >;
+      RegisterUsingIAMMethodResponse: MessageTypeDefinition<
+        _svc_v1_RegisterUsingIAMMethodResponse,
+        _svc_v1_RegisterUsingIAMMethodResponse__Output
+      >;
+      RenewAgentIdentityRequest: MessageTypeDefinition<
+        _svc_v1_RenewAgentIdentityRequest,
+        _svc_v1_RenewAgentIdentityRequest__Output
+      >;
+      Role: MessageTypeDefinition<_svc_v1_Role, _svc_v1_Role__Output>;
+      SearchAuditEventsRequest: MessageTypeDefinition<
+        _svc_v1_SearchAuditEventsRequest,
+        _svc_v1_SearchAuditEventsRequest__Output
+      >;
+      SearchAuditEventsResponse: MessageTypeDefinition<
+        _svc_v1_SearchAuditEventsResponse,
+        _svc_v1_SearchAuditEventsResponse__Output
+      >;
+      SessionView: MessageTypeDefinition<_svc_v1_SessionView, _svc_v1_SessionView__Output>;
+      SignedStsRequest: MessageTypeDefinition<_svc_v1_SignedStsRequest, _svc_v1_SignedStsRequest__Output>;
+      TraitValues: MessageTypeDefinition<_svc_v1_TraitValues, _svc_v1_TraitValues__Output>;
+      UploadRecordingRequest: MessageTypeDefinition<
+        _svc_v1_UploadRecordingRequest,
+        _svc_v1_UploadRecordingRequest__Output
+      >;
+      UploadRecordingResponse: MessageTypeDefinition<
+        _svc_v1_UploadRecordingResponse,
+        _svc_v1_UploadRecordingResponse__Output
+      >;
+      User: MessageTypeDefinition<_svc_v1_User, _svc_v1_User__Output>;
+      WebAuthnChallenge: MessageTypeDefinition<_svc_v1_WebAuthnChallenge, _svc_v1_WebAuthnChallenge__Output>;
+      WebAuthnDevice: MessageTypeDefinition<_svc_v1_WebAuthnDevice, _svc_v1_WebAuthnDevice__Output>;
+      WebAuthnRelyingParty: MessageTypeDefinition<
+        _svc_v1_WebAuthnRelyingParty,
+        _svc_v1_WebAuthnRelyingParty__Output
+      >;
+    };
+  };
+}

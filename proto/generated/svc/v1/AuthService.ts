@@ -1,0 +1,1441 @@
+// Original file: svc/v1/auth.proto
+
+import type * as grpc from "@grpc/grpc-js";
+import type { MethodDefinition } from "@grpc/proto-loader";
+import type {
+  AgentIdentityCredentials as _svc_v1_AgentIdentityCredentials,
+  AgentIdentityCredentials__Output as _svc_v1_AgentIdentityCredentials__Output,
+} from "../../svc/v1/AgentIdentityCredentials.ts";
+import type {
+  AuditEvent as _svc_v1_AuditEvent,
+  AuditEvent__Output as _svc_v1_AuditEvent__Output,
+} from "../../svc/v1/AuditEvent.ts";
+import type {
+  AuthenticateLocalRequest as _svc_v1_AuthenticateLocalRequest,
+  AuthenticateLocalRequest__Output as _svc_v1_AuthenticateLocalRequest__Output,
+} from "../../svc/v1/AuthenticateLocalRequest.ts";
+import type {
+  AuthenticateLocalResponse as _svc_v1_AuthenticateLocalResponse,
+  AuthenticateLocalResponse__Output as _svc_v1_AuthenticateLocalResponse__Output,
+} from "../../svc/v1/AuthenticateLocalResponse.ts";
+import type {
+  AuthenticateSPIFFERequest as _svc_v1_AuthenticateSPIFFERequest,
+  AuthenticateSPIFFERequest__Output as _svc_v1_AuthenticateSPIFFERequest__Output,
+} from "../../svc/v1/AuthenticateSPIFFERequest.ts";
+import type {
+  AuthenticateSPIFFEResponse as _svc_v1_AuthenticateSPIFFEResponse,
+  AuthenticateSPIFFEResponse__Output as _svc_v1_AuthenticateSPIFFEResponse__Output,
+} from "../../svc/v1/AuthenticateSPIFFEResponse.ts";
+import type {
+  BeginWebAuthnLoginRequest as _svc_v1_BeginWebAuthnLoginRequest,
+  BeginWebAuthnLoginRequest__Output as _svc_v1_BeginWebAuthnLoginRequest__Output,
+} from "../../svc/v1/BeginWebAuthnLoginRequest.ts";
+import type {
+  BeginWebAuthnRegistrationRequest as _svc_v1_BeginWebAuthnRegistrationRequest,
+  BeginWebAuthnRegistrationRequest__Output as _svc_v1_BeginWebAuthnRegistrationRequest__Output,
+} from "../../svc/v1/BeginWebAuthnRegistrationRequest.ts";
+import type {
+  BootstrapAgentIdentityRequest as _svc_v1_BootstrapAgentIdentityRequest,
+  BootstrapAgentIdentityRequest__Output as _svc_v1_BootstrapAgentIdentityRequest__Output,
+} from "../../svc/v1/BootstrapAgentIdentityRequest.ts";
+import type {
+  ClusterInfo as _svc_v1_ClusterInfo,
+  ClusterInfo__Output as _svc_v1_ClusterInfo__Output,
+} from "../../svc/v1/ClusterInfo.ts";
+import type {
+  DeleteSessionRequest as _svc_v1_DeleteSessionRequest,
+  DeleteSessionRequest__Output as _svc_v1_DeleteSessionRequest__Output,
+} from "../../svc/v1/DeleteSessionRequest.ts";
+import type {
+  DeleteSessionResponse as _svc_v1_DeleteSessionResponse,
+  DeleteSessionResponse__Output as _svc_v1_DeleteSessionResponse__Output,
+} from "../../svc/v1/DeleteSessionResponse.ts";
+import type {
+  DeleteWebAuthnDeviceRequest as _svc_v1_DeleteWebAuthnDeviceRequest,
+  DeleteWebAuthnDeviceRequest__Output as _svc_v1_DeleteWebAuthnDeviceRequest__Output,
+} from "../../svc/v1/DeleteWebAuthnDeviceRequest.ts";
+import type {
+  DeleteWebAuthnDeviceResponse as _svc_v1_DeleteWebAuthnDeviceResponse,
+  DeleteWebAuthnDeviceResponse__Output as _svc_v1_DeleteWebAuthnDeviceResponse__Output,
+} from "../../svc/v1/DeleteWebAuthnDeviceResponse.ts";
+import type {
+  EmitAuditEventRequest as _svc_v1_EmitAuditEventRequest,
+  EmitAuditEventRequest__Output as _svc_v1_EmitAuditEventRequest__Output,
+} from "../../svc/v1/EmitAuditEventRequest.ts";
+import type {
+  FinishWebAuthnLoginRequest as _svc_v1_FinishWebAuthnLoginRequest,
+  FinishWebAuthnLoginRequest__Output as _svc_v1_FinishWebAuthnLoginRequest__Output,
+} from "../../svc/v1/FinishWebAuthnLoginRequest.ts";
+import type {
+  FinishWebAuthnRegistrationRequest as _svc_v1_FinishWebAuthnRegistrationRequest,
+  FinishWebAuthnRegistrationRequest__Output as _svc_v1_FinishWebAuthnRegistrationRequest__Output,
+} from "../../svc/v1/FinishWebAuthnRegistrationRequest.ts";
+import type {
+  GetClusterInfoRequest as _svc_v1_GetClusterInfoRequest,
+  GetClusterInfoRequest__Output as _svc_v1_GetClusterInfoRequest__Output,
+} from "../../svc/v1/GetClusterInfoRequest.ts";
+import type {
+  GetPublicKeysRequest as _svc_v1_GetPublicKeysRequest,
+  GetPublicKeysRequest__Output as _svc_v1_GetPublicKeysRequest__Output,
+} from "../../svc/v1/GetPublicKeysRequest.ts";
+import type {
+  GetSessionRequest as _svc_v1_GetSessionRequest,
+  GetSessionRequest__Output as _svc_v1_GetSessionRequest__Output,
+} from "../../svc/v1/GetSessionRequest.ts";
+import type {
+  HeartbeatRequest as _svc_v1_HeartbeatRequest,
+  HeartbeatRequest__Output as _svc_v1_HeartbeatRequest__Output,
+} from "../../svc/v1/HeartbeatRequest.ts";
+import type {
+  HeartbeatResponse as _svc_v1_HeartbeatResponse,
+  HeartbeatResponse__Output as _svc_v1_HeartbeatResponse__Output,
+} from "../../svc/v1/HeartbeatResponse.ts";
+import type {
+  IssueUserCertsRequest as _svc_v1_IssueUserCertsRequest,
+  IssueUserCertsRequest__Output as _svc_v1_IssueUserCertsRequest__Output,
+} from "../../svc/v1/IssueUserCertsRequest.ts";
+import type {
+  IssueUserCertsResponse as _svc_v1_IssueUserCertsResponse,
+  IssueUserCertsResponse__Output as _svc_v1_IssueUserCertsResponse__Output,
+} from "../../svc/v1/IssueUserCertsResponse.ts";
+import type {
+  ListNodesRequest as _svc_v1_ListNodesRequest,
+  ListNodesRequest__Output as _svc_v1_ListNodesRequest__Output,
+} from "../../svc/v1/ListNodesRequest.ts";
+import type {
+  ListNodesResponse as _svc_v1_ListNodesResponse,
+  ListNodesResponse__Output as _svc_v1_ListNodesResponse__Output,
+} from "../../svc/v1/ListNodesResponse.ts";
+import type {
+  ListRecordingsRequest as _svc_v1_ListRecordingsRequest,
+  ListRecordingsRequest__Output as _svc_v1_ListRecordingsRequest__Output,
+} from "../../svc/v1/ListRecordingsRequest.ts";
+import type {
+  ListRecordingsResponse as _svc_v1_ListRecordingsResponse,
+  ListRecordingsResponse__Output as _svc_v1_ListRecordingsResponse__Output,
+} from "../../svc/v1/ListRecordingsResponse.ts";
+import type {
+  ListRolesRequest as _svc_v1_ListRolesRequest,
+  ListRolesRequest__Output as _svc_v1_ListRolesRequest__Output,
+} from "../../svc/v1/ListRolesRequest.ts";
+import type {
+  ListRolesResponse as _svc_v1_ListRolesResponse,
+  ListRolesResponse__Output as _svc_v1_ListRolesResponse__Output,
+} from "../../svc/v1/ListRolesResponse.ts";
+import type {
+  ListUsersRequest as _svc_v1_ListUsersRequest,
+  ListUsersRequest__Output as _svc_v1_ListUsersRequest__Output,
+} from "../../svc/v1/ListUsersRequest.ts";
+import type {
+  ListUsersResponse as _svc_v1_ListUsersResponse,
+  ListUsersResponse__Output as _svc_v1_ListUsersResponse__Output,
+} from "../../svc/v1/ListUsersResponse.ts";
+import type {
+  ListWebAuthnDevicesRequest as _svc_v1_ListWebAuthnDevicesRequest,
+  ListWebAuthnDevicesRequest__Output as _svc_v1_ListWebAuthnDevicesRequest__Output,
+} from "../../svc/v1/ListWebAuthnDevicesRequest.ts";
+import type {
+  ListWebAuthnDevicesResponse as _svc_v1_ListWebAuthnDevicesResponse,
+  ListWebAuthnDevicesResponse__Output as _svc_v1_ListWebAuthnDevicesResponse__Output,
+} from "../../svc/v1/ListWebAuthnDevicesResponse.ts";
+import type {
+  PublicKeys as _svc_v1_PublicKeys,
+  PublicKeys__Output as _svc_v1_PublicKeys__Output,
+} from "../../svc/v1/PublicKeys.ts";
+import type {
+  RegisterAgentRequest as _svc_v1_RegisterAgentRequest,
+  RegisterAgentRequest__Output as _svc_v1_RegisterAgentRequest__Output,
+} from "../../svc/v1/RegisterAgentRequest.ts";
+import type {
+  RegisterAgentResponse as _svc_v1_RegisterAgentResponse,
+  RegisterAgentResponse__Output as _svc_v1_RegisterAgentResponse__Output,
+} from "../../svc/v1/RegisterAgentResponse.ts";
+import type {
+  RegisterUsingIAMMethodRequest as _svc_v1_RegisterUsingIAMMethodRequest,
+  RegisterUsingIAMMethodRequest__Output as _svc_v1_RegisterUsingIAMMethodRequest__Output,
+} from "../../svc/v1/RegisterUsingIAMMethodRequest.ts";
+import type {
+  RegisterUsingIAMMethodResponse as _svc_v1_RegisterUsingIAMMethodResponse,
+  RegisterUsingIAMMethodResponse__Output as _svc_v1_RegisterUsingIAMMethodResponse__Output,
+} from "../../svc/v1/RegisterUsingIAMMethodResponse.ts";
+import type {
+  RenewAgentIdentityRequest as _svc_v1_RenewAgentIdentityRequest,
+  RenewAgentIdentityRequest__Output as _svc_v1_RenewAgentIdentityRequest__Output,
+} from "../../svc/v1/RenewAgentIdentityRequest.ts";
+import type {
+  SearchAuditEventsRequest as _svc_v1_SearchAuditEventsRequest,
+  SearchAuditEventsRequest__Output as _svc_v1_SearchAuditEventsRequest__Output,
+} from "../../svc/v1/SearchAuditEventsRequest.ts";
+import type {
+  SearchAuditEventsResponse as _svc_v1_SearchAuditEventsResponse,
+  SearchAuditEventsResponse__Output as _svc_v1_SearchAuditEventsResponse__Output,
+} from "../../svc/v1/SearchAuditEventsResponse.ts";
+import type {
+  SessionView as _svc_v1_SessionView,
+  SessionView__Output as _svc_v1_SessionView__Output,
+} from "../../svc/v1/SessionView.ts";
+import type {
+  UploadRecordingRequest as _svc_v1_UploadRecordingRequest,
+  UploadRecordingRequest__Output as _svc_v1_UploadRecordingRequest__Output,
+} from "../../svc/v1/UploadRecordingRequest.ts";
+import type {
+  UploadRecordingResponse as _svc_v1_UploadRecordingResponse,
+  UploadRecordingResponse__Output as _svc_v1_UploadRecordingResponse__Output,
+} from "../../svc/v1/UploadRecordingResponse.ts";
+import type {
+  WebAuthnChallenge as _svc_v1_WebAuthnChallenge,
+  WebAuthnChallenge__Output as _svc_v1_WebAuthnChallenge__Output,
+} from "../../svc/v1/WebAuthnChallenge.ts";
+import type {
+  WebAuthnDevice as _svc_v1_WebAuthnDevice,
+  WebAuthnDevice__Output as _svc_v1_WebAuthnDevice__Output,
+} from "../../svc/v1/WebAuthnDevice.ts";
+
+export interface AuthServiceClient extends grpc.Client {
+  AuthenticateLocal(
+    argument: _svc_v1_AuthenticateLocalRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthenticateLocal(
+    argument: _svc_v1_AuthenticateLocalRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthenticateLocal(
+    argument: _svc_v1_AuthenticateLocalRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthenticateLocal(
+    argument: _svc_v1_AuthenticateLocalRequest,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authenticateLocal(
+    argument: _svc_v1_AuthenticateLocalRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authenticateLocal(
+    argument: _svc_v1_AuthenticateLocalRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authenticateLocal(
+    argument: _svc_v1_AuthenticateLocalRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authenticateLocal(
+    argument: _svc_v1_AuthenticateLocalRequest,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  AuthenticateSPIFFE(
+    argument: _svc_v1_AuthenticateSPIFFERequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateSPIFFEResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthenticateSPIFFE(
+    argument: _svc_v1_AuthenticateSPIFFERequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateSPIFFEResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthenticateSPIFFE(
+    argument: _svc_v1_AuthenticateSPIFFERequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateSPIFFEResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthenticateSPIFFE(
+    argument: _svc_v1_AuthenticateSPIFFERequest,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateSPIFFEResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authenticateSpiffe(
+    argument: _svc_v1_AuthenticateSPIFFERequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateSPIFFEResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authenticateSpiffe(
+    argument: _svc_v1_AuthenticateSPIFFERequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateSPIFFEResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authenticateSpiffe(
+    argument: _svc_v1_AuthenticateSPIFFERequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateSPIFFEResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authenticateSpiffe(
+    argument: _svc_v1_AuthenticateSPIFFERequest,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateSPIFFEResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  BeginWebAuthnLogin(
+    argument: _svc_v1_BeginWebAuthnLoginRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  BeginWebAuthnLogin(
+    argument: _svc_v1_BeginWebAuthnLoginRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  BeginWebAuthnLogin(
+    argument: _svc_v1_BeginWebAuthnLoginRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  BeginWebAuthnLogin(
+    argument: _svc_v1_BeginWebAuthnLoginRequest,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  beginWebAuthnLogin(
+    argument: _svc_v1_BeginWebAuthnLoginRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  beginWebAuthnLogin(
+    argument: _svc_v1_BeginWebAuthnLoginRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  beginWebAuthnLogin(
+    argument: _svc_v1_BeginWebAuthnLoginRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  beginWebAuthnLogin(
+    argument: _svc_v1_BeginWebAuthnLoginRequest,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+
+  BeginWebAuthnRegistration(
+    argument: _svc_v1_BeginWebAuthnRegistrationRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  BeginWebAuthnRegistration(
+    argument: _svc_v1_BeginWebAuthnRegistrationRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  BeginWebAuthnRegistration(
+    argument: _svc_v1_BeginWebAuthnRegistrationRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  BeginWebAuthnRegistration(
+    argument: _svc_v1_BeginWebAuthnRegistrationRequest,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  beginWebAuthnRegistration(
+    argument: _svc_v1_BeginWebAuthnRegistrationRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  beginWebAuthnRegistration(
+    argument: _svc_v1_BeginWebAuthnRegistrationRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  beginWebAuthnRegistration(
+    argument: _svc_v1_BeginWebAuthnRegistrationRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+  beginWebAuthnRegistration(
+    argument: _svc_v1_BeginWebAuthnRegistrationRequest,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
+  ): grpc.ClientUnaryCall;
+
+  BootstrapAgentIdentity(
+    argument: _svc_v1_BootstrapAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  BootstrapAgentIdentity(
+    argument: _svc_v1_BootstrapAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  BootstrapAgentIdentity(
+    argument: _svc_v1_BootstrapAgentIdentityRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  BootstrapAgentIdentity(
+    argument: _svc_v1_BootstrapAgentIdentityRequest,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  bootstrapAgentIdentity(
+    argument: _svc_v1_BootstrapAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  bootstrapAgentIdentity(
+    argument: _svc_v1_BootstrapAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  bootstrapAgentIdentity(
+    argument: _svc_v1_BootstrapAgentIdentityRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  bootstrapAgentIdentity(
+    argument: _svc_v1_BootstrapAgentIdentityRequest,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+
+  DeleteSession(
+    argument: _svc_v1_DeleteSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteSession(
+    argument: _svc_v1_DeleteSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteSession(
+    argument: _svc_v1_DeleteSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteSession(
+    argument: _svc_v1_DeleteSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteSession(
+    argument: _svc_v1_DeleteSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteSession(
+    argument: _svc_v1_DeleteSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteSession(
+    argument: _svc_v1_DeleteSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteSession(
+    argument: _svc_v1_DeleteSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  DeleteWebAuthnDevice(
+    argument: _svc_v1_DeleteWebAuthnDeviceRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteWebAuthnDeviceResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteWebAuthnDevice(
+    argument: _svc_v1_DeleteWebAuthnDeviceRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteWebAuthnDeviceResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteWebAuthnDevice(
+    argument: _svc_v1_DeleteWebAuthnDeviceRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteWebAuthnDeviceResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteWebAuthnDevice(
+    argument: _svc_v1_DeleteWebAuthnDeviceRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteWebAuthnDeviceResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteWebAuthnDevice(
+    argument: _svc_v1_DeleteWebAuthnDeviceRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteWebAuthnDeviceResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteWebAuthnDevice(
+    argument: _svc_v1_DeleteWebAuthnDeviceRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteWebAuthnDeviceResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteWebAuthnDevice(
+    argument: _svc_v1_DeleteWebAuthnDeviceRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteWebAuthnDeviceResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteWebAuthnDevice(
+    argument: _svc_v1_DeleteWebAuthnDeviceRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteWebAuthnDeviceResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  EmitAuditEvent(
+    argument: _svc_v1_EmitAuditEventRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuditEvent__Output>,
+  ): grpc.ClientUnaryCall;
+  EmitAuditEvent(
+    argument: _svc_v1_EmitAuditEventRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuditEvent__Output>,
+  ): grpc.ClientUnaryCall;
+  EmitAuditEvent(
+    argument: _svc_v1_EmitAuditEventRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuditEvent__Output>,
+  ): grpc.ClientUnaryCall;
+  EmitAuditEvent(
+    argument: _svc_v1_EmitAuditEventRequest,
+    callback: grpc.requestCallback<_svc_v1_AuditEvent__Output>,
+  ): grpc.ClientUnaryCall;
+  emitAuditEvent(
+    argument: _svc_v1_EmitAuditEventRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuditEvent__Output>,
+  ): grpc.ClientUnaryCall;
+  emitAuditEvent(
+    argument: _svc_v1_EmitAuditEventRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuditEvent__Output>,
+  ): grpc.ClientUnaryCall;
+  emitAuditEvent(
+    argument: _svc_v1_EmitAuditEventRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuditEvent__Output>,
+  ): grpc.ClientUnaryCall;
+  emitAuditEvent(
+    argument: _svc_v1_EmitAuditEventRequest,
+    callback: grpc.requestCallback<_svc_v1_AuditEvent__Output>,
+  ): grpc.ClientUnaryCall;
+
+  FinishWebAuthnLogin(
+    argument: _svc_v1_FinishWebAuthnLoginRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  FinishWebAuthnLogin(
+    argument: _svc_v1_FinishWebAuthnLoginRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  FinishWebAuthnLogin(
+    argument: _svc_v1_FinishWebAuthnLoginRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  FinishWebAuthnLogin(
+    argument: _svc_v1_FinishWebAuthnLoginRequest,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  finishWebAuthnLogin(
+    argument: _svc_v1_FinishWebAuthnLoginRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  finishWebAuthnLogin(
+    argument: _svc_v1_FinishWebAuthnLoginRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  finishWebAuthnLogin(
+    argument: _svc_v1_FinishWebAuthnLoginRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  finishWebAuthnLogin(
+    argument: _svc_v1_FinishWebAuthnLoginRequest,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  FinishWebAuthnRegistration(
+    argument: _svc_v1_FinishWebAuthnRegistrationRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  FinishWebAuthnRegistration(
+    argument: _svc_v1_FinishWebAuthnRegistrationRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  FinishWebAuthnRegistration(
+    argument: _svc_v1_FinishWebAuthnRegistrationRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  FinishWebAuthnRegistration(
+    argument: _svc_v1_FinishWebAuthnRegistrationRequest,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  finishWebAuthnRegistration(
+    argument: _svc_v1_FinishWebAuthnRegistrationRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  finishWebAuthnRegistration(
+    argument: _svc_v1_FinishWebAuthnRegistrationRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  finishWebAuthnRegistration(
+    argument: _svc_v1_FinishWebAuthnRegistrationRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  finishWebAuthnRegistration(
+    argument: _svc_v1_FinishWebAuthnRegistrationRequest,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+
+  GetClusterInfo(
+    argument: _svc_v1_GetClusterInfoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ClusterInfo__Output>,
+  ): grpc.ClientUnaryCall;
+  GetClusterInfo(
+    argument: _svc_v1_GetClusterInfoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ClusterInfo__Output>,
+  ): grpc.ClientUnaryCall;
+  GetClusterInfo(
+    argument: _svc_v1_GetClusterInfoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ClusterInfo__Output>,
+  ): grpc.ClientUnaryCall;
+  GetClusterInfo(
+    argument: _svc_v1_GetClusterInfoRequest,
+    callback: grpc.requestCallback<_svc_v1_ClusterInfo__Output>,
+  ): grpc.ClientUnaryCall;
+  getClusterInfo(
+    argument: _svc_v1_GetClusterInfoRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ClusterInfo__Output>,
+  ): grpc.ClientUnaryCall;
+  getClusterInfo(
+    argument: _svc_v1_GetClusterInfoRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ClusterInfo__Output>,
+  ): grpc.ClientUnaryCall;
+  getClusterInfo(
+    argument: _svc_v1_GetClusterInfoRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ClusterInfo__Output>,
+  ): grpc.ClientUnaryCall;
+  getClusterInfo(
+    argument: _svc_v1_GetClusterInfoRequest,
+    callback: grpc.requestCallback<_svc_v1_ClusterInfo__Output>,
+  ): grpc.ClientUnaryCall;
+
+  GetPublicKeys(
+    argument: _svc_v1_GetPublicKeysRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_PublicKeys__Output>,
+  ): grpc.ClientUnaryCall;
+  GetPublicKeys(
+    argument: _svc_v1_GetPublicKeysRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_PublicKeys__Output>,
+  ): grpc.ClientUnaryCall;
+  GetPublicKeys(
+    argument: _svc_v1_GetPublicKeysRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_PublicKeys__Output>,
+  ): grpc.ClientUnaryCall;
+  GetPublicKeys(
+    argument: _svc_v1_GetPublicKeysRequest,
+    callback: grpc.requestCallback<_svc_v1_PublicKeys__Output>,
+  ): grpc.ClientUnaryCall;
+  getPublicKeys(
+    argument: _svc_v1_GetPublicKeysRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_PublicKeys__Output>,
+  ): grpc.ClientUnaryCall;
+  getPublicKeys(
+    argument: _svc_v1_GetPublicKeysRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_PublicKeys__Output>,
+  ): grpc.ClientUnaryCall;
+  getPublicKeys(
+    argument: _svc_v1_GetPublicKeysRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_PublicKeys__Output>,
+  ): grpc.ClientUnaryCall;
+  getPublicKeys(
+    argument: _svc_v1_GetPublicKeysRequest,
+    callback: grpc.requestCallback<_svc_v1_PublicKeys__Output>,
+  ): grpc.ClientUnaryCall;
+
+  GetSession(
+    argument: _svc_v1_GetSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SessionView__Output>,
+  ): grpc.ClientUnaryCall;
+  GetSession(
+    argument: _svc_v1_GetSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_SessionView__Output>,
+  ): grpc.ClientUnaryCall;
+  GetSession(
+    argument: _svc_v1_GetSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SessionView__Output>,
+  ): grpc.ClientUnaryCall;
+  GetSession(
+    argument: _svc_v1_GetSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_SessionView__Output>,
+  ): grpc.ClientUnaryCall;
+  getSession(
+    argument: _svc_v1_GetSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SessionView__Output>,
+  ): grpc.ClientUnaryCall;
+  getSession(
+    argument: _svc_v1_GetSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_SessionView__Output>,
+  ): grpc.ClientUnaryCall;
+  getSession(
+    argument: _svc_v1_GetSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SessionView__Output>,
+  ): grpc.ClientUnaryCall;
+  getSession(
+    argument: _svc_v1_GetSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_SessionView__Output>,
+  ): grpc.ClientUnaryCall;
+
+  Heartbeat(
+    argument: _svc_v1_HeartbeatRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_HeartbeatResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  Heartbeat(
+    argument: _svc_v1_HeartbeatRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_HeartbeatResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  Heartbeat(
+    argument: _svc_v1_HeartbeatRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_HeartbeatResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  Heartbeat(
+    argument: _svc_v1_HeartbeatRequest,
+    callback: grpc.requestCallback<_svc_v1_HeartbeatResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  heartbeat(
+    argument: _svc_v1_HeartbeatRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_HeartbeatResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  heartbeat(
+    argument: _svc_v1_HeartbeatRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_HeartbeatResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  heartbeat(
+    argument: _svc_v1_HeartbeatRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_HeartbeatResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  heartbeat(
+    argument: _svc_v1_HeartbeatRequest,
+    callback: grpc.requestCallback<_svc_v1_HeartbeatResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  IssueUserCerts(
+    argument: _svc_v1_IssueUserCertsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_IssueUserCertsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  IssueUserCerts(
+    argument: _svc_v1_IssueUserCertsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_IssueUserCertsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  IssueUserCerts(
+    argument: _svc_v1_IssueUserCertsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_IssueUserCertsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  IssueUserCerts(
+    argument: _svc_v1_IssueUserCertsRequest,
+    callback: grpc.requestCallback<_svc_v1_IssueUserCertsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  issueUserCerts(
+    argument: _svc_v1_IssueUserCertsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_IssueUserCertsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  issueUserCerts(
+    argument: _svc_v1_IssueUserCertsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_IssueUserCertsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  issueUserCerts(
+    argument: _svc_v1_IssueUserCertsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_IssueUserCertsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  issueUserCerts(
+    argument: _svc_v1_IssueUserCertsRequest,
+    callback: grpc.requestCallback<_svc_v1_IssueUserCertsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ListNodes(
+    argument: _svc_v1_ListNodesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListNodesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListNodes(
+    argument: _svc_v1_ListNodesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListNodesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListNodes(
+    argument: _svc_v1_ListNodesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListNodesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListNodes(
+    argument: _svc_v1_ListNodesRequest,
+    callback: grpc.requestCallback<_svc_v1_ListNodesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listNodes(
+    argument: _svc_v1_ListNodesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListNodesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listNodes(
+    argument: _svc_v1_ListNodesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListNodesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listNodes(
+    argument: _svc_v1_ListNodesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListNodesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listNodes(
+    argument: _svc_v1_ListNodesRequest,
+    callback: grpc.requestCallback<_svc_v1_ListNodesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ListRecordings(
+    argument: _svc_v1_ListRecordingsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListRecordingsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListRecordings(
+    argument: _svc_v1_ListRecordingsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListRecordingsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListRecordings(
+    argument: _svc_v1_ListRecordingsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListRecordingsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListRecordings(
+    argument: _svc_v1_ListRecordingsRequest,
+    callback: grpc.requestCallback<_svc_v1_ListRecordingsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listRecordings(
+    argument: _svc_v1_ListRecordingsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListRecordingsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listRecordings(
+    argument: _svc_v1_ListRecordingsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListRecordingsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listRecordings(
+    argument: _svc_v1_ListRecordingsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListRecordingsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listRecordings(
+    argument: _svc_v1_ListRecordingsRequest,
+    callback: grpc.requestCallback<_svc_v1_ListRecordingsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ListRoles(
+    argument: _svc_v1_ListRolesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListRolesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListRoles(
+    argument: _svc_v1_ListRolesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListRolesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListRoles(
+    argument: _svc_v1_ListRolesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListRolesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListRoles(
+    argument: _svc_v1_ListRolesRequest,
+    callback: grpc.requestCallback<_svc_v1_ListRolesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listRoles(
+    argument: _svc_v1_ListRolesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListRolesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listRoles(
+    argument: _svc_v1_ListRolesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListRolesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listRoles(
+    argument: _svc_v1_ListRolesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListRolesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listRoles(
+    argument: _svc_v1_ListRolesRequest,
+    callback: grpc.requestCallback<_svc_v1_ListRolesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ListUsers(
+    argument: _svc_v1_ListUsersRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListUsersResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListUsers(
+    argument: _svc_v1_ListUsersRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListUsersResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListUsers(
+    argument: _svc_v1_ListUsersRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListUsersResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListUsers(
+    argument: _svc_v1_ListUsersRequest,
+    callback: grpc.requestCallback<_svc_v1_ListUsersResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listUsers(
+    argument: _svc_v1_ListUsersRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListUsersResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listUsers(
+    argument: _svc_v1_ListUsersRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListUsersResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listUsers(
+    argument: _svc_v1_ListUsersRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListUsersResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listUsers(
+    argument: _svc_v1_ListUsersRequest,
+    callback: grpc.requestCallback<_svc_v1_ListUsersResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ListWebAuthnDevices(
+    argument: _svc_v1_ListWebAuthnDevicesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListWebAuthnDevicesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListWebAuthnDevices(
+    argument: _svc_v1_ListWebAuthnDevicesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListWebAuthnDevicesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListWebAuthnDevices(
+    argument: _svc_v1_ListWebAuthnDevicesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListWebAuthnDevicesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListWebAuthnDevices(
+    argument: _svc_v1_ListWebAuthnDevicesRequest,
+    callback: grpc.requestCallback<_svc_v1_ListWebAuthnDevicesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listWebAuthnDevices(
+    argument: _svc_v1_ListWebAuthnDevicesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListWebAuthnDevicesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listWebAuthnDevices(
+    argument: _svc_v1_ListWebAuthnDevicesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListWebAuthnDevicesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listWebAuthnDevices(
+    argument: _svc_v1_ListWebAuthnDevicesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListWebAuthnDevicesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listWebAuthnDevices(
+    argument: _svc_v1_ListWebAuthnDevicesRequest,
+    callback: grpc.requestCallback<_svc_v1_ListWebAuthnDevicesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  RegisterAgent(
+    argument: _svc_v1_RegisterAgentRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RegisterAgentResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RegisterAgent(
+    argument: _svc_v1_RegisterAgentRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_RegisterAgentResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RegisterAgent(
+    argument: _svc_v1_RegisterAgentRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RegisterAgentResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RegisterAgent(
+    argument: _svc_v1_RegisterAgentRequest,
+    callback: grpc.requestCallback<_svc_v1_RegisterAgentResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  registerAgent(
+    argument: _svc_v1_RegisterAgentRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RegisterAgentResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  registerAgent(
+    argument: _svc_v1_RegisterAgentRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_RegisterAgentResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  registerAgent(
+    argument: _svc_v1_RegisterAgentRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RegisterAgentResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  registerAgent(
+    argument: _svc_v1_RegisterAgentRequest,
+    callback: grpc.requestCallback<_svc_v1_RegisterAgentResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  RegisterUsingIAMMethod(
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientDuplexStream<
+    _svc_v1_RegisterUsingIAMMethodRequest,
+    _svc_v1_RegisterUsingIAMMethodResponse__Output
+  >;
+  RegisterUsingIAMMethod(
+    options?: grpc.CallOptions,
+  ): grpc.ClientDuplexStream<
+    _svc_v1_RegisterUsingIAMMethodRequest,
+    _svc_v1_RegisterUsingIAMMethodResponse__Output
+  >;
+  registerUsingIamMethod(
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientDuplexStream<
+    _svc_v1_RegisterUsingIAMMethodRequest,
+    _svc_v1_RegisterUsingIAMMethodResponse__Output
+  >;
+  registerUsingIamMethod(
+    options?: grpc.CallOptions,
+  ): grpc.ClientDuplexStream<
+    _svc_v1_RegisterUsingIAMMethodRequest,
+    _svc_v1_RegisterUsingIAMMethodResponse__Output
+  >;
+
+  RenewAgentIdentity(
+    argument: _svc_v1_RenewAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  RenewAgentIdentity(
+    argument: _svc_v1_RenewAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  RenewAgentIdentity(
+    argument: _svc_v1_RenewAgentIdentityRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  RenewAgentIdentity(
+    argument: _svc_v1_RenewAgentIdentityRequest,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  renewAgentIdentity(
+    argument: _svc_v1_RenewAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  renewAgentIdentity(
+    argument: _svc_v1_RenewAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  renewAgentIdentity(
+    argument: _svc_v1_RenewAgentIdentityRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+  renewAgentIdentity(
+    argument: _svc_v1_RenewAgentIdentityRequest,
+    callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+
+  SearchAuditEvents(
+    argument: _svc_v1_SearchAuditEventsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SearchAuditEventsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  SearchAuditEvents(
+    argument: _svc_v1_SearchAuditEventsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_SearchAuditEventsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  SearchAuditEvents(
+    argument: _svc_v1_SearchAuditEventsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SearchAuditEventsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  SearchAuditEvents(
+    argument: _svc_v1_SearchAuditEventsRequest,
+    callback: grpc.requestCallback<_svc_v1_SearchAuditEventsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  searchAuditEvents(
+    argument: _svc_v1_SearchAuditEventsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SearchAuditEventsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  searchAuditEvents(
+    argument: _svc_v1_SearchAuditEventsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_SearchAuditEventsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  searchAuditEvents(
+    argument: _svc_v1_SearchAuditEventsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SearchAuditEventsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  searchAuditEvents(
+    argument: _svc_v1_SearchAuditEventsRequest,
+    callback: grpc.requestCallback<_svc_v1_SearchAuditEventsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  UploadRecording(
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_UploadRecordingResponse__Output>,
+  ): grpc.ClientWritableStream<_svc_v1_UploadRecordingRequest>;
+  UploadRecording(
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_UploadRecordingResponse__Output>,
+  ): grpc.ClientWritableStream<_svc_v1_UploadRecordingRequest>;
+  UploadRecording(
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_UploadRecordingResponse__Output>,
+  ): grpc.ClientWritableStream<_svc_v1_UploadRecordingRequest>;
+  UploadRecording(
+    callback: grpc.requestCallback<_svc_v1_UploadRecordingResponse__Output>,
+  ): grpc.ClientWritableStream<_svc_v1_UploadRecordingRequest>;
+  uploadRecording(
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_UploadRecordingResponse__Output>,
+  ): grpc.ClientWritableStream<_svc_v1_UploadRecordingRequest>;
+  uploadRecording(
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_UploadRecordingResponse__Output>,
+  ): grpc.ClientWritableStream<_svc_v1_UploadRecordingRequest>;
+  uploadRecording(
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_UploadRecordingResponse__Output>,
+  ): grpc.ClientWritableStream<_svc_v1_UploadRecordingRequest>;
+  uploadRecording(
+    callback: grpc.requestCallback<_svc_v1_UploadRecordingResponse__Output>,
+  ): grpc.ClientWritableStream<_svc_v1_UploadRecordingRequest>;
+}
+
+export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
+  AuthenticateLocal: grpc.handleUnaryCall<
+    _svc_v1_AuthenticateLocalRequest__Output,
+    _svc_v1_AuthenticateLocalResponse
+  >;
+
+  AuthenticateSPIFFE: grpc.handleUnaryCall<
+    _svc_v1_AuthenticateSPIFFERequest__Output,
+    _svc_v1_AuthenticateSPIFFEResponse
+  >;
+
+  BeginWebAuthnLogin: grpc.handleUnaryCall<
+    _svc_v1_BeginWebAuthnLoginRequest__Output,
+    _svc_v1_WebAuthnChallenge
+  >;
+
+  BeginWebAuthnRegistration: grpc.handleUnaryCall<
+    _svc_v1_BeginWebAuthnRegistrationRequest__Output,
+    _svc_v1_WebAuthnChallenge
+  >;
+
+  BootstrapAgentIdentity: grpc.handleUnaryCall<
+    _svc_v1_BootstrapAgentIdentityRequest__Output,
+    _svc_v1_AgentIdentityCredentials
+  >;
+
+  DeleteSession: grpc.handleUnaryCall<_svc_v1_DeleteSessionRequest__Output, _svc_v1_DeleteSessionResponse>;
+
+  DeleteWebAuthnDevice: grpc.handleUnaryCall<
+    _svc_v1_DeleteWebAuthnDeviceRequest__Output,
+    _svc_v1_DeleteWebAuthnDeviceResponse
+  >;
+
+  EmitAuditEvent: grpc.handleUnaryCall<_svc_v1_EmitAuditEventRequest__Output, _svc_v1_AuditEvent>;
+
+  FinishWebAuthnLogin: grpc.handleUnaryCall<
+    _svc_v1_FinishWebAuthnLoginRequest__Output,
+    _svc_v1_AuthenticateLocalResponse
+  >;
+
+  FinishWebAuthnRegistration: grpc.handleUnaryCall<
+    _svc_v1_FinishWebAuthnRegistrationRequest__Output,
+    _svc_v1_WebAuthnDevice
+  >;
+
+  GetClusterInfo: grpc.handleUnaryCall<_svc_v1_GetClusterInfoRequest__Output, _svc_v1_ClusterInfo>;
+
+  GetPublicKeys: grpc.handleUnaryCall<_svc_v1_GetPublicKeysRequest__Output, _svc_v1_PublicKeys>;
+
+  GetSession: grpc.handleUnaryCall<_svc_v1_GetSessionRequest__Output, _svc_v1_SessionView>;
+
+  Heartbeat: grpc.handleUnaryCall<_svc_v1_HeartbeatRequest__Output, _svc_v1_HeartbeatResponse>;
+
+  IssueUserCerts: grpc.handleUnaryCall<_svc_v1_IssueUserCertsRequest__Output, _svc_v1_IssueUserCertsResponse>;
+
+  ListNodes: grpc.handleUnaryCall<_svc_v1_ListNodesRequest__Output, _svc_v1_ListNodesResponse>;
+
+  ListRecordings: grpc.handleUnaryCall<_svc_v1_ListRecordingsRequest__Output, _svc_v1_ListRecordingsResponse>;
+
+  ListRoles: grpc.handleUnaryCall<_svc_v1_ListRolesRequest__Output, _svc_v1_ListRolesResponse>;
+
+  ListUsers: grpc.handleUnaryCall<_svc_v1_ListUsersRequest__Output, _svc_v1_ListUsersResponse>;
+
+  ListWebAuthnDevices: grpc.handleUnaryCall<
+    _svc_v1_ListWebAuthnDevicesRequest__Output,
+    _svc_v1_ListWebAuthnDevicesResponse
+  >;
+
+  RegisterAgent: grpc.handleUnaryCall<_svc_v1_RegisterAgentRequest__Output, _svc_v1_RegisterAgentResponse>;
+
+  RegisterUsingIAMMethod: grpc.handleBidiStreamingCall<
+    _svc_v1_RegisterUsingIAMMethodRequest__Output,
+    _svc_v1_RegisterUsingIAMMethodResponse
+  >;
+
+  RenewAgentIdentity: grpc.handleUnaryCall<
+    _svc_v1_RenewAgentIdentityRequest__Output,
+    _svc_v1_AgentIdentityCredentials
+  >;
+
+  SearchAuditEvents: grpc.handleUnaryCall<
+    _svc_v1_SearchAuditEventsRequest__Output,
+    _svc_v1_SearchAuditEventsResponse
+  >;
+
+  UploadRecording: grpc.handleClientStreamingCall<
+    _svc_v1_UploadRecordingRequest__Output,
+    _svc_v1_UploadRecordingResponse
+  >;
+}
+
+export interface AuthServiceDefinition extends grpc.ServiceDefinition {
+  AuthenticateLocal: MethodDefinition<
+    _svc_v1_AuthenticateLocalRequest,
+    _svc_v1_AuthenticateLocalResponse,
+    _svc_v1_AuthenticateLocalRequest__Output,
+    _svc_v1_AuthenticateLocalResponse__Output
+  >;
+  AuthenticateSPIFFE: MethodDefinition<
+    _svc_v1_AuthenticateSPIFFERequest,
+    _svc_v1_AuthenticateSPIFFEResponse,
+    _svc_v1_AuthenticateSPIFFERequest__Output,
+    _svc_v1_AuthenticateSPIFFEResponse__Output
+  >;
+  BeginWebAuthnLogin: MethodDefinition<
+    _svc_v1_BeginWebAuthnLoginRequest,
+    _svc_v1_WebAuthnChallenge,
+    _svc_v1_BeginWebAuthnLoginRequest__Output,
+    _svc_v1_WebAuthnChallenge__Output
+  >;
+  BeginWebAuthnRegistration: MethodDefinition<
+    _svc_v1_BeginWebAuthnRegistrationRequest,
+    _svc_v1_WebAuthnChallenge,
+    _svc_v1_BeginWebAuthnRegistrationRequest__Output,
+    _svc_v1_WebAuthnChallenge__Output
+  >;
+  BootstrapAgentIdentity: MethodDefinition<
+    _svc_v1_BootstrapAgentIdentityRequest,
+    _svc_v1_AgentIdentityCredentials,
+    _svc_v1_BootstrapAgentIdentityRequest__Output,
+    _svc_v1_AgentIdentityCredentials__Output
+  >;
+  DeleteSession: MethodDefinition<
+    _svc_v1_DeleteSessionRequest,
+    _svc_v1_DeleteSessionResponse,
+    _svc_v1_DeleteSessionRequest__Output,
+    _svc_v1_DeleteSessionResponse__Output
+  >;
+  DeleteWebAuthnDevice: MethodDefinition<
+    _svc_v1_DeleteWebAuthnDeviceRequest,
+    _svc_v1_DeleteWebAuthnDeviceResponse,
+    _svc_v1_DeleteWebAuthnDeviceRequest__Output,
+    _svc_v1_DeleteWebAuthnDeviceResponse__Output
+  >;
+  EmitAuditEvent: MethodDefinition<
+    _svc_v1_EmitAuditEventRequest,
+    _svc_v1_AuditEvent,
+    _svc_v1_EmitAuditEventRequest__Output,
+    _svc_v1_AuditEvent__Output
+  >;
+  FinishWebAuthnLogin: MethodDefinition<
+    _svc_v1_FinishWebAuthnLoginRequest,
+    _svc_v1_AuthenticateLocalResponse,
+    _svc_v1_FinishWebAuthnLoginRequest__Output,
+    _svc_v1_AuthenticateLocalResponse__Output
+  >;
+  FinishWebAuthnRegistration: MethodDefinition<
+    _svc_v1_FinishWebAuthnRegistrationRequest,
+    _svc_v1_WebAuthnDevice,
+    _svc_v1_FinishWebAuthnRegistrationRequest__Output,
+    _svc_v1_WebAuthnDevice__Output
+  >;
+  GetClusterInfo: MethodDefinition<
+    _svc_v1_GetClusterInfoRequest,
+    _svc_v1_ClusterInfo,
+    _svc_v1_GetClusterInfoRequest__Output,
+    _svc_v1_ClusterInfo__Output
+  >;
+  GetPublicKeys: MethodDefinition<
+    _svc_v1_GetPublicKeysRequest,
+    _svc_v1_PublicKeys,
+    _svc_v1_GetPublicKeysRequest__Output,
+    _svc_v1_PublicKeys__Output
+  >;
+  GetSession: MethodDefinition<
+    _svc_v1_GetSessionRequest,
+    _svc_v1_SessionView,
+    _svc_v1_GetSessionRequest__Output,
+    _svc_v1_SessionView__Output
+  >;
+  Heartbeat: MethodDefinition<
+    _svc_v1_HeartbeatRequest,
+    _svc_v1_HeartbeatResponse,
+    _svc_v1_HeartbeatRequest__Output,
+    _svc_v1_HeartbeatResponse__Output
+  >;
+  IssueUserCerts: MethodDefinition<
+    _svc_v1_IssueUserCertsRequest,
+    _svc_v1_IssueUserCertsResponse,
+    _svc_v1_IssueUserCertsRequest__Output,
+    _svc_v1_IssueUserCertsResponse__Output
+  >;
+  ListNodes: MethodDefinition<
+    _svc_v1_ListNodesRequest,
+    _svc_v1_ListNodesResponse,
+    _svc_v1_ListNodesRequest__Output,
+    _svc_v1_ListNodesResponse__Output
+  >;
+  ListRecordings: MethodDefinition<
+    _svc_v1_ListRecordingsRequest,
+    _svc_v1_ListRecordingsResponse,
+    _svc_v1_ListRecordingsRequest__Output,
+    _svc_v1_ListRecordingsResponse__Output
+  >;
+  ListRoles: MethodDefinition<
+    _svc_v1_ListRolesRequest,
+    _svc_v1_ListRolesResponse,
+    _svc_v1_ListRolesRequest__Output,
+    _svc_v1_ListRolesResponse__Output
+  >;
+  ListUsers: MethodDefinition<
+    _svc_v1_ListUsersRequest,
+    _svc_v1_ListUsersResponse,
+    _svc_v1_ListUsersRequest__Output,
+    _svc_v1_ListUsersResponse__Output
+  >;
+  ListWebAuthnDevices: MethodDefinition<
+    _svc_v1_ListWebAuthnDevicesRequest,
+    _svc_v1_ListWebAuthnDevicesResponse,
+    _svc_v1_ListWebAuthnDevicesRequest__Output,
+    _svc_v1_ListWebAuthnDevicesResponse__Output
+  >;
+  RegisterAgent: MethodDefinition<
+    _svc_v1_RegisterAgentRequest,
+    _svc_v1_RegisterAgentResponse,
+    _svc_v1_RegisterAgentRequest__Output,
+    _svc_v1_RegisterAgentResponse__Output
+  >;
+  RegisterUsingIAMMethod: MethodDefinition<
+    _svc_v1_RegisterUsingIAMMethodRequest,
+    _svc_v1_RegisterUsingIAMMethodResponse,
+    _svc_v1_RegisterUsingIAMMethodRequest__Output,
+    _svc_v1_RegisterUsingIAMMethodResponse__Output
+  >;
+  RenewAgentIdentity: MethodDefinition<
+    _svc_v1_RenewAgentIdentityRequest,
+    _svc_v1_AgentIdentityCredentials,
+    _svc_v1_RenewAgentIdentityRequest__Output,
+    _svc_v1_AgentIdentityCredentials__Output
+  >;
+  SearchAuditEvents: MethodDefinition<
+    _svc_v1_SearchAuditEventsRequest,
+    _svc_v1_SearchAuditEventsResponse,
+    _svc_v1_SearchAuditEventsRequest__Output,
+    _svc_v1_SearchAuditEventsResponse__Output
+  >;
+  UploadRecording: MethodDefinition<
+    _svc_v1_UploadRecordingRequest,
+    _svc_v1_UploadRecordingResponse,
+    _svc_v1_UploadRecordingRequest__Output,
+    _svc_v1_UploadRecordingResponse__Output
+  >;
+}

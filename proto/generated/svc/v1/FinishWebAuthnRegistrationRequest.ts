@@ -1,0 +1,20 @@
+// Original file: svc/v1/auth.proto
+
+import type {
+  WebAuthnRelyingParty as _svc_v1_WebAuthnRelyingParty,
+  WebAuthnRelyingParty__Output as _svc_v1_WebAuthnRelyingParty__Output,
+} from "../../svc/v1/WebAuthnRelyingParty.ts";
+
+export interface FinishWebAuthnRegistrationRequest {
+  challenge_id?: string;
+  credential_json?: string;
+  relying_party?: _svc_v1_WebAuthnRelyingParty | null;
+  device_name?: string;
+}
+
+export interface FinishWebAuthnRegistrationRequest__Output {
+  challenge_id: string;
+  credential_json: string;
+  relying_party: _svc_v1_WebAuthnRelyingParty__Output | null;
+  device_name: string;
+}

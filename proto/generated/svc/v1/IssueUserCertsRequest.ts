@@ -1,0 +1,13 @@
+// Original file: svc/v1/auth.proto
+
+import type { Long } from "@grpc/proto-loader";
+
+export interface IssueUserCertsRequest {
+  ssh_public_key?: string;
+  ttl_seconds?: number | string | Long;
+}
+
+export interface IssueUserCertsRequest__Output {
+  ssh_public_key: string;
+  ttl_seconds: number;
+}

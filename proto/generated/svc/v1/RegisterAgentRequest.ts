@@ -1,0 +1,19 @@
+// Original file: svc/v1/auth.proto
+
+export interface RegisterAgentRequest {
+  token?: string;
+  hostname?: string;
+  host_ssh_public_key?: string;
+  tls_public_key_pem?: string;
+  labels?: { [key: string]: string };
+  addresses?: string[];
+}
+
+export interface RegisterAgentRequest__Output {
+  token: string;
+  hostname: string;
+  host_ssh_public_key: string;
+  tls_public_key_pem: string;
+  labels: { [key: string]: string };
+  addresses: string[];
+}
