@@ -1,0 +1,54 @@
+// Login templates: "{{internal.logins}}", "{{external.github_user}}", optionally with literal
+// text around one expression ("dev-{{internal.logins}}"). Anything else in braces is invalid.
+export type TraitNamespace = "internal" | "external";
+
+export type ParsedLogin =
+  | { kind: "literal"; value: string }
+  | { kind: "template"; namespace: TraitNamespace; trait: string; prefix: string; suffix: string }
+  | { kind: "invalid"; reason: string };
+
+const EXPRESSION = /\{\{\s*([^{}]*?)\s*\}\}/g;
+const REFERENCE = /^(internal|external)\.([A-Za-z0-9_][A-Za-z0-9_.:/-]*)$/;
+
+export function parseLogin(text: string): ParsedLogin {
+  const matches = [...text.matchAll(EXPRESSION)];
+  if (matches.length === 0) {
+    if (text.includes("{{") || text.includes("}}")) return { kind: "invalid", reason: "unbalanced {{ }}" };
+    return { kind: "literal", value: text };
+  }
+  if (matches.length > 1) return { kind: "invalid", reason: "only one {{ }} expression per login" };
+  const match = matches[0]!;
+  const reference = REFERENCE.exec(match[1] ?? "");
+  if (!reference) {
+    return { kind: "invalid", reason: `"${match[1]}" is not internal.<trait> or external.<trait>` };
+  }
+  const start = match.index ?? 0;
+  const prefix = text.slice(0, start);
+  const suffix = text.slice(start + match[0].length);
+  if (/[{}]/.test(prefix + suffix)) return { kind: "invalid", reason: "unbalanced {{ }}" };
+  return {
+    kind: "template",
+    namespace: reference[1] as TraitNamespace,
+    trait: reference[2]!,
+    prefix,
+    suffix,
+  };
+}
+
+/**
+ * Expands one login against the user's traits. Both namespaces read the user's traits (internal:
+ * set by an admin on the User; external: mapped from the SSO provider into the same traits). A
+ * template whose trait is missing or empty yields nothing; invalid templates yield nothing.
+ */
+export function expandLogin(text: string, traits: Readonly<Record<string, readonly string[]>>): string[] {
+  const parsed = parseLogin(text);
+  if (parsed.kind === "literal") return [parsed.value];
+  if (parsed.kind === "invalid") return [];
+  const values = Object.hasOwn(traits, parsed.trait) ? (traits[parsed.trait] ?? []) : [];
+  const out: string[] = [];
+  for (const value of values) {
+    if (value.length === 0) continue;
+    out.push(parsed.prefix + value + parsed.suffix);
+  }
+  return out;
+}

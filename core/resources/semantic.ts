@@ -1,0 +1,87 @@
+// What a schema cannot say. The operator turns these into Ready=False; auth ignores a resource
+// that has any. Pure: the clock is passed in.
+import type { Clock } from "../clock.ts";
+import { compileAnchored, isRegexValue } from "../rbac/match.ts";
+import { parseLogin } from "../rbac/template.ts";
+import type { AnyResource, Role } from "./kinds.ts";
+import { type RoleConditions, RULE_RESOURCES, RULE_VERBS } from "./role.ts";
+import { ruleProblems } from "./rules.ts";
+
+export interface SemanticContext {
+  /** When given, a JoinToken whose expiry has passed is a problem. */
+  clock?: Clock;
+}
+
+function conditionProblems(where: string, c: RoleConditions | undefined): string[] {
+  if (!c) return [];
+  const out: string[] = [];
+  c.logins?.forEach((login, i) => {
+    const parsed = parseLogin(login);
+    if (parsed.kind === "invalid") out.push(`${where}.logins[${i}]: ${parsed.reason}`);
+  });
+  for (const [key, value] of Object.entries(c.node_labels ?? {})) {
+    const values = Array.isArray(value) ? value : [value];
+    values.forEach((v, i) => {
+      const at = Array.isArray(value) ? `[${i}]` : "";
+      if (isRegexValue(v) && compileAnchored(v) === null) {
+        out.push(`${where}.node_labels[${JSON.stringify(key)}]${at}: regular expression does not compile`);
+      }
+    });
+    if (key === "*" && !values.includes("*"))
+      out.push(`${where}.node_labels["*"]: the key "*" only takes the value "*"`);
+  }
+  c.rules?.forEach((rule, i) => {
+    for (const r of rule.resources) {
+      if (!(RULE_RESOURCES as readonly string[]).includes(r))
+        out.push(`${where}.rules[${i}].resources: unknown resource "${r}"`);
+    }
+    for (const v of rule.verbs) {
+      if (!(RULE_VERBS as readonly string[]).includes(v))
+        out.push(`${where}.rules[${i}].verbs: unknown verb "${v}"`);
+    }
+  });
+  c.workload_spiffe_ids?.forEach((id, i) => {
+    if (!id.startsWith("/") && id !== "*")
+      out.push(`${where}.workload_spiffe_ids[${i}]: a SPIFFE path starts with "/"`);
+  });
+  return out;
+}
+
+function roleProblems(role: Role): string[] {
+  return [
+    ...conditionProblems("spec.allow", role.spec.allow),
+    ...conditionProblems("spec.deny", role.spec.deny),
+  ];
+}
+
+/** Problems the schema cannot express; [] when the resource is usable. */
+export function semanticProblems(resource: AnyResource, ctx: SemanticContext = {}): string[] {
+  const out = ruleProblems(resource);
+  switch (resource.kind) {
+    case "Role":
+      out.push(...roleProblems(resource));
+      break;
+    case "Connector":
+      if (resource.spec.type !== "saml" && resource.spec.client_secret_ref === undefined) {
+        out.push("spec.client_secret_ref: required for github and oidc connectors");
+      }
+      break;
+    case "JoinToken": {
+      const expires = Date.parse(resource.spec.expires);
+      if (Number.isNaN(expires)) out.push("spec.expires: not a date-time");
+      else if (ctx.clock && expires <= ctx.clock.now().getTime())
+        out.push("spec.expires: already in the past");
+      if (resource.spec.bot_name !== undefined && !resource.spec.roles.includes("bot")) {
+        out.push("spec.bot_name: only meaningful with role bot");
+      }
+      break;
+    }
+    case "User":
+      if (new Set(resource.spec.roles).size !== resource.spec.roles.length)
+        out.push("spec.roles: duplicate entries");
+      break;
+    case "AgentIdentity":
+      break;
+  }
+  return out;
+}
