@@ -1,0 +1,362 @@
+// The embedded state backend on node:sqlite. Every write runs in BEGIN IMMEDIATE, which takes the
+// file's write lock up front, so compare-and-swap is atomic across processes sharing one file
+// (WAL lets readers continue meanwhile; busy_timeout makes a second writer wait, not fail).
+import { DatabaseSync, type SQLOutputValue, type StatementSync } from "node:sqlite";
+import type { Clock } from "../clock.ts";
+import { AlreadyExistsError, CompareFailedError, NotFoundError, UnavailableError } from "../errors.ts";
+import type { JsonValue } from "../json.ts";
+import type {
+  AuditEvent,
+  AuditEventInput,
+  AuditPage,
+  AuditQuery,
+  Backend,
+  Item,
+  RangeOptions,
+  WriteOptions,
+} from "./backend.ts";
+import { sqliteMigrations } from "./sqlite-schema.ts";
+import {
+  checkAuditInput,
+  checkAuditQuery,
+  checkKey,
+  checkPrefix,
+  checkRangeLimit,
+  checkRevision,
+  decodeValue,
+  encodeValue,
+  prefixUpperBound,
+  resolveExpiry,
+} from "./validate.ts";
+
+export interface SqliteBackendOptions {
+  /** A file path, or ":memory:" for a private in-process database. */
+  path: string;
+  clock: Clock;
+  /** How often expired items are removed; 0 disables the timer. Default 60 s. */
+  sweepIntervalMs?: number;
+  /** How long a writer waits for another process's write lock. Default 10 s. */
+  busyTimeoutMs?: number;
+}
+
+const DEFAULT_SWEEP_MS = 60_000;
+const DEFAULT_BUSY_MS = 10_000;
+const SQLITE_BUSY = 5;
+const SQLITE_LOCKED = 6;
+
+type Row = Record<string, SQLOutputValue>;
+
+export class SqliteBackend implements Backend {
+  readonly #db: DatabaseSync;
+  readonly #clock: Clock;
+  readonly #stmts: ReturnType<typeof prepareStatements>;
+  #sweeper: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(opts: SqliteBackendOptions) {
+    this.#clock = opts.clock;
+    this.#db = new DatabaseSync(opts.path);
+    try {
+      this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? DEFAULT_BUSY_MS))}`);
+      if (opts.path !== ":memory:") this.#db.exec("PRAGMA journal_mode = WAL");
+      // NORMAL is durable across application crashes in WAL mode; only an OS crash may lose the
+      // last transactions, which is acceptable for sessions and heartbeats.
+      this.#db.exec("PRAGMA synchronous = NORMAL");
+      migrate(this.#db);
+      this.#stmts = prepareStatements(this.#db);
+    } catch (err) {
+      this.#db.close();
+      throw mapError(err);
+    }
+    const every = opts.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
+    if (every > 0) {
+      this.#sweeper = setInterval(() => {
+        this.sweepExpired().catch(() => {
+          // A busy file is retried on the next tick; nothing to report per tick.
+        });
+      }, every);
+      this.#sweeper.unref();
+    }
+  }
+
+  async get(key: string): Promise<Item> {
+    checkKey(key);
+    const row = this.#run(() => this.#stmts.get.get(key, this.#now()));
+    if (row === undefined) throw new NotFoundError(`key ${key} not found`);
+    return toItem(row);
+  }
+
+  async put(key: string, value: JsonValue, opts?: WriteOptions): Promise<Item> {
+    checkKey(key);
+    const text = encodeValue(value);
+    const expires = resolveExpiry(opts, this.#clock);
+    return this.#write(() => {
+      const revision = this.#nextRevision();
+      return toItem(must(this.#stmts.upsert.get(key, text, revision, expires)));
+    });
+  }
+
+  async create(key: string, value: JsonValue, opts?: WriteOptions): Promise<Item> {
+    checkKey(key);
+    const text = encodeValue(value);
+    const expires = resolveExpiry(opts, this.#clock);
+    return this.#write(() => {
+      if (this.#stmts.get.get(key, this.#now()) !== undefined) throw new AlreadyExistsError(`key ${key} already exists`);
+      const revision = this.#nextRevision();
+      // An expired row may still be stored; it counts as absent and is replaced.
+      return toItem(must(this.#stmts.upsert.get(key, text, revision, expires)));
+    });
+  }
+
+  async compareAndSwap(key: string, expectedRevision: number, value: JsonValue, opts?: WriteOptions): Promise<Item> {
+    checkKey(key);
+    checkRevision(expectedRevision);
+    const text = encodeValue(value);
+    const expires = resolveExpiry(opts, this.#clock);
+    return this.#write(() => {
+      this.#expectRevision(key, expectedRevision);
+      const revision = this.#nextRevision();
+      return toItem(must(this.#stmts.upsert.get(key, text, revision, expires)));
+    });
+  }
+
+  async delete(key: string): Promise<void> {
+    checkKey(key);
+    this.#write(() => {
+      const now = this.#now();
+      if (this.#stmts.get.get(key, now) === undefined) throw new NotFoundError(`key ${key} not found`);
+      this.#stmts.delete.run(key);
+    });
+  }
+
+  async compareAndDelete(key: string, expectedRevision: number): Promise<void> {
+    checkKey(key);
+    checkRevision(expectedRevision);
+    this.#write(() => {
+      this.#expectRevision(key, expectedRevision);
+      this.#stmts.delete.run(key);
+    });
+  }
+
+  async range(prefix: string, opts?: RangeOptions): Promise<Item[]> {
+    checkPrefix(prefix, true);
+    const limit = checkRangeLimit(opts) ?? -1;
+    const upper = prefixUpperBound(prefix);
+    const rows = this.#run(() =>
+      upper === undefined
+        ? this.#stmts.rangeOpen.all(prefix, this.#now(), limit)
+        : this.#stmts.range.all(prefix, upper, this.#now(), limit),
+    );
+    return rows.map(toItem);
+  }
+
+  async deleteRange(prefix: string): Promise<number> {
+    checkPrefix(prefix, false);
+    const upper = prefixUpperBound(prefix);
+    return this.#write(() => {
+      const now = this.#now();
+      // Expired rows go too, but only visible ones are counted as deleted.
+      if (upper === undefined) {
+        const n = num(must(this.#stmts.countOpen.get(prefix, now)).n);
+        this.#stmts.deleteOpen.run(prefix);
+        return n;
+      }
+      const n = num(must(this.#stmts.count.get(prefix, upper, now)).n);
+      this.#stmts.deleteBetween.run(prefix, upper);
+      return n;
+    });
+  }
+
+  async sweepExpired(): Promise<number> {
+    return this.#write(() => Number(this.#stmts.sweep.run(this.#now()).changes));
+  }
+
+  async appendAudit(event: AuditEventInput): Promise<AuditEvent> {
+    const e = checkAuditInput(event, this.#clock);
+    const success = e.success === null ? null : e.success ? 1 : 0;
+    const row = this.#write(() =>
+      must(this.#stmts.appendAudit.get(e.time, e.event_type, e.user_name, success, e.fieldsText)),
+    );
+    return toAuditEvent(row);
+  }
+
+  async searchAudit(query: AuditQuery): Promise<AuditPage> {
+    const q = checkAuditQuery(query);
+    const where: string[] = [];
+    const params: Array<string | number> = [];
+    if (q.type !== undefined) {
+      where.push("event_type = ?");
+      params.push(q.type);
+    }
+    if (q.user !== undefined) {
+      where.push("user_name = ?");
+      params.push(q.user);
+    }
+    if (q.start !== undefined) {
+      where.push("time >= ?");
+      params.push(q.start);
+    }
+    if (q.end !== undefined) {
+      where.push("time < ?");
+      params.push(q.end);
+    }
+    const cond = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
+    // One read transaction: the count and the page come from the same snapshot.
+    return this.#tx("BEGIN", () => {
+      const total = num(must(this.#db.prepare(`SELECT count(*) AS n FROM audit_events ${cond}`).get(...params)).n);
+      const rows = this.#db
+        .prepare(
+          `SELECT id, time, event_type, user_name, success, fields FROM audit_events ${cond}
+           ORDER BY time DESC, id DESC LIMIT ? OFFSET ?`,
+        )
+        .all(...params, q.limit, q.offset);
+      return { items: rows.map(toAuditEvent), totalCount: total };
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
+    this.#db.close();
+  }
+
+  #now(): number {
+    return this.#clock.now().getTime();
+  }
+
+  #nextRevision(): number {
+    return num(must(this.#stmts.nextRevision.get()).value);
+  }
+
+  /** Inside a write transaction: the key must be visible at exactly this revision. */
+  #expectRevision(key: string, expected: number): void {
+    const row = this.#stmts.get.get(key, this.#now());
+    if (row === undefined) throw new NotFoundError(`key ${key} not found`);
+    const current = num(row.revision);
+    if (current !== expected) {
+      throw new CompareFailedError(`key ${key} is at revision ${current}, not ${expected}`);
+    }
+  }
+
+  #run<T>(fn: () => T): T {
+    if (this.#closed) throw new UnavailableError("backend is closed");
+    try {
+      return fn();
+    } catch (err) {
+      throw mapError(err);
+    }
+  }
+
+  #write<T>(fn: () => T): T {
+    return this.#tx("BEGIN IMMEDIATE", fn);
+  }
+
+  #tx<T>(begin: string, fn: () => T): T {
+    return this.#run(() => {
+      this.#db.exec(begin);
+      try {
+        const result = fn();
+        this.#db.exec("COMMIT");
+        return result;
+      } catch (err) {
+        if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+        throw err;
+      }
+    });
+  }
+}
+
+/** Convenience factory with the same options; async only for symmetry with PostgreSQL. */
+export async function openSqliteBackend(opts: SqliteBackendOptions): Promise<SqliteBackend> {
+  return new SqliteBackend(opts);
+}
+
+function migrate(db: DatabaseSync): void {
+  // IMMEDIATE: two processes opening a fresh file at once must not both run migration 1.
+  db.exec("BEGIN IMMEDIATE");
+  try {
+    const current = num(must(db.prepare("PRAGMA user_version").get()).user_version);
+    for (const m of sqliteMigrations) {
+      if (m.version <= current) continue;
+      db.exec(m.sql);
+      db.exec(`PRAGMA user_version = ${m.version}`);
+    }
+    db.exec("COMMIT");
+  } catch (err) {
+    if (db.isTransaction) db.exec("ROLLBACK");
+    throw err;
+  }
+}
+
+function prepareStatements(db: DatabaseSync) {
+  const cols = "key, value, revision, expires";
+  const visible = "(expires IS NULL OR expires > ?)";
+  const p = (sql: string): StatementSync => db.prepare(sql);
+  return {
+    nextRevision: p("UPDATE revision_seq SET value = value + 1 WHERE id = 1 RETURNING value"),
+    get: p(`SELECT ${cols} FROM items WHERE key = ? AND ${visible}`),
+    upsert: p(
+      `INSERT INTO items (key, value, revision, expires) VALUES (?, ?, ?, ?)
+       ON CONFLICT (key) DO UPDATE SET value = excluded.value, revision = excluded.revision,
+       expires = excluded.expires RETURNING ${cols}`,
+    ),
+    delete: p("DELETE FROM items WHERE key = ?"),
+    range: p(`SELECT ${cols} FROM items WHERE key >= ? AND key < ? AND ${visible} ORDER BY key LIMIT ?`),
+    rangeOpen: p(`SELECT ${cols} FROM items WHERE key >= ? AND ${visible} ORDER BY key LIMIT ?`),
+    count: p(`SELECT count(*) AS n FROM items WHERE key >= ? AND key < ? AND ${visible}`),
+    countOpen: p(`SELECT count(*) AS n FROM items WHERE key >= ? AND ${visible}`),
+    deleteBetween: p("DELETE FROM items WHERE key >= ? AND key < ?"),
+    deleteOpen: p("DELETE FROM items WHERE key >= ?"),
+    sweep: p("DELETE FROM items WHERE expires IS NOT NULL AND expires <= ?"),
+    appendAudit: p(
+      `INSERT INTO audit_events (time, event_type, user_name, success, fields) VALUES (?, ?, ?, ?, ?)
+       RETURNING id, time, event_type, user_name, success, fields`,
+    ),
+  };
+}
+
+function must(row: Row | undefined): Row {
+  if (row === undefined) throw new Error("statement returned no row");
+  return row;
+}
+
+function num(v: SQLOutputValue | undefined): number {
+  if (typeof v === "number") return v;
+  if (typeof v === "bigint") return Number(v);
+  throw new Error(`expected a number column, got ${typeof v}`);
+}
+
+function str(v: SQLOutputValue | undefined): string {
+  if (typeof v === "string") return v;
+  throw new Error(`expected a text column, got ${typeof v}`);
+}
+
+function toItem(row: Row): Item {
+  const item: Item = { key: str(row.key), value: decodeValue(str(row.value)), revision: num(row.revision) };
+  if (row.expires !== null && row.expires !== undefined) item.expires = new Date(num(row.expires));
+  return item;
+}
+
+function toAuditEvent(row: Row): AuditEvent {
+  const event: AuditEvent = {
+    id: String(num(row.id)),
+    time: new Date(num(row.time)),
+    event_type: str(row.event_type),
+    user_name: str(row.user_name),
+    fields: decodeValue(str(row.fields)) as AuditEvent["fields"],
+  };
+  if (row.success !== null && row.success !== undefined) event.success = num(row.success) === 1;
+  return event;
+}
+
+/** Lock contention that outlasted busy_timeout is a transient condition, not a bug. */
+function mapError(err: unknown): unknown {
+  if (err instanceof Error && "errcode" in err && typeof err.errcode === "number") {
+    const primary = err.errcode & 0xff;
+    if (primary === SQLITE_BUSY || primary === SQLITE_LOCKED) {
+      return new UnavailableError("state database is busy", { cause: err });
+    }
+  }
+  return err;
+}
