@@ -155,7 +155,7 @@ describe("certificate verification", () => {
       verifySshCertificate(c.blob, { ...opts, trustedCaKeys: [generateSshKeyPair().publicLine] }),
     ).toThrow(NotAuthenticatedError);
     const tampered = Buffer.from(c.blob);
-    tampered[tampered.length - 1] ^= 1;
+    tampered.writeUInt8((tampered.at(-1) ?? 0) ^ 1, tampered.length - 1);
     expect(() => verifySshCertificate(tampered, opts)).toThrow(/signature is invalid/);
     expect(() => verifySshCertificate(c.blob, { ...opts, type: "host" })).toThrow(NotAuthenticatedError);
     const later = new ManualClock(base.validBefore);
