@@ -35,15 +35,17 @@ export function parseLogin(text: string): ParsedLogin {
   };
 }
 
+export type Traits = Readonly<Record<string, readonly string[]>>;
+
 /**
- * Expands one login against the user's traits. Both namespaces read the user's traits (internal:
- * set by an admin on the User; external: mapped from the SSO provider into the same traits). A
- * template whose trait is missing or empty yields nothing; invalid templates yield nothing.
+ * Expands one login: "internal" reads the User's traits, "external" the traits the SSO provider
+ * asserted. A template whose trait is missing or empty yields nothing; an invalid one too.
  */
-export function expandLogin(text: string, traits: Readonly<Record<string, readonly string[]>>): string[] {
+export function expandLogin(text: string, internal: Traits, external: Traits = internal): string[] {
   const parsed = parseLogin(text);
   if (parsed.kind === "literal") return [parsed.value];
   if (parsed.kind === "invalid") return [];
+  const traits = parsed.namespace === "internal" ? internal : external;
   const values = Object.hasOwn(traits, parsed.trait) ? (traits[parsed.trait] ?? []) : [];
   const out: string[] = [];
   for (const value of values) {
