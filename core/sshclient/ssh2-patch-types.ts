@@ -1,0 +1,24 @@
+// Types for what our ssh2 patch (patches/ssh2+1.17.0.patch, see docs/ssh2-patch.md) adds:
+// a certificate on a publickey auth method, and a host certificate beside a server host key.
+import type { Buffer } from "node:buffer";
+
+declare module "ssh2" {
+  interface PublicKeyAuthMethod {
+    /** OpenSSH certificate for `key`: a "<type>-cert-v01@openssh.com <base64>" line or the blob */
+    cert?: string | Buffer;
+  }
+  interface EncryptedPrivateKey {
+    /** OpenSSH host certificate for `key` (line or blob); offered as the *-cert-v01 algorithms */
+    certificate?: string | Buffer;
+  }
+}
+
+/** Host key algorithms that carry an OpenSSH host certificate (what the patched ssh2 can negotiate). */
+export const HOST_CERT_ALGORITHMS = [
+  "ssh-ed25519-cert-v01@openssh.com",
+  "ecdsa-sha2-nistp256-cert-v01@openssh.com",
+  "ecdsa-sha2-nistp384-cert-v01@openssh.com",
+  "ecdsa-sha2-nistp521-cert-v01@openssh.com",
+  "rsa-sha2-512-cert-v01@openssh.com",
+  "rsa-sha2-256-cert-v01@openssh.com",
+] as const;
