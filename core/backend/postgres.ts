@@ -120,7 +120,12 @@ export class PostgresBackend implements Backend {
     return toItem(row);
   }
 
-  async compareAndSwap(key: string, expectedRevision: number, value: JsonValue, opts?: WriteOptions): Promise<Item> {
+  async compareAndSwap(
+    key: string,
+    expectedRevision: number,
+    value: JsonValue,
+    opts?: WriteOptions,
+  ): Promise<Item> {
     checkKey(key);
     checkRevision(expectedRevision);
     const text = encodeValue(value);
@@ -172,7 +177,13 @@ export class PostgresBackend implements Backend {
 
   async appendAudit(event: AuditEventInput): Promise<AuditEvent> {
     const e = checkAuditInput(event, this.#clock);
-    const rows = await this.#query(this.#sql.appendAudit, [e.time, e.event_type, e.user_name, e.success, e.fieldsText]);
+    const rows = await this.#query(this.#sql.appendAudit, [
+      e.time,
+      e.event_type,
+      e.user_name,
+      e.success,
+      e.fieldsText,
+    ]);
     return toAuditEvent(first(rows));
   }
 
@@ -335,7 +346,11 @@ function toText(v: unknown): string {
 }
 
 function toItem(row: Row): Item {
-  const item: Item = { key: toText(row.key), value: decodeValue(toText(row.value)), revision: toNumber(row.revision) };
+  const item: Item = {
+    key: toText(row.key),
+    value: decodeValue(toText(row.value)),
+    revision: toNumber(row.revision),
+  };
   if (row.expires !== null && row.expires !== undefined) item.expires = new Date(toNumber(row.expires));
   return item;
 }
@@ -352,7 +367,14 @@ function toAuditEvent(row: Row): AuditEvent {
   return event;
 }
 
-const TRANSIENT_NODE_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ETIMEDOUT", "EPIPE", "EHOSTUNREACH", "ENOTFOUND"]);
+const TRANSIENT_NODE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "EPIPE",
+  "EHOSTUNREACH",
+  "ENOTFOUND",
+]);
 
 /** Connection trouble, server shutdown and overload become UnavailableError; the rest stays as is. */
 function mapError(err: unknown): unknown {

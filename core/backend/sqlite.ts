@@ -57,7 +57,9 @@ export class SqliteBackend implements Backend {
     this.#clock = opts.clock;
     this.#db = new DatabaseSync(opts.path);
     try {
-      this.#db.exec(`PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? DEFAULT_BUSY_MS))}`);
+      this.#db.exec(
+        `PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? DEFAULT_BUSY_MS))}`,
+      );
       if (opts.path !== ":memory:") this.#db.exec("PRAGMA journal_mode = WAL");
       // NORMAL is durable across application crashes in WAL mode; only an OS crash may lose the
       // last transactions, which is acceptable for sessions and heartbeats.
@@ -101,14 +103,20 @@ export class SqliteBackend implements Backend {
     const text = encodeValue(value);
     const expires = resolveExpiry(opts, this.#clock);
     return this.#write(() => {
-      if (this.#stmts.get.get(key, this.#now()) !== undefined) throw new AlreadyExistsError(`key ${key} already exists`);
+      if (this.#stmts.get.get(key, this.#now()) !== undefined)
+        throw new AlreadyExistsError(`key ${key} already exists`);
       const revision = this.#nextRevision();
       // An expired row may still be stored; it counts as absent and is replaced.
       return toItem(must(this.#stmts.upsert.get(key, text, revision, expires)));
     });
   }
 
-  async compareAndSwap(key: string, expectedRevision: number, value: JsonValue, opts?: WriteOptions): Promise<Item> {
+  async compareAndSwap(
+    key: string,
+    expectedRevision: number,
+    value: JsonValue,
+    opts?: WriteOptions,
+  ): Promise<Item> {
     checkKey(key);
     checkRevision(expectedRevision);
     const text = encodeValue(value);
@@ -203,7 +211,9 @@ export class SqliteBackend implements Backend {
     const cond = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
     // One read transaction: the count and the page come from the same snapshot.
     return this.#tx("BEGIN", () => {
-      const total = num(must(this.#db.prepare(`SELECT count(*) AS n FROM audit_events ${cond}`).get(...params)).n);
+      const total = num(
+        must(this.#db.prepare(`SELECT count(*) AS n FROM audit_events ${cond}`).get(...params)).n,
+      );
       const rows = this.#db
         .prepare(
           `SELECT id, time, event_type, user_name, success, fields FROM audit_events ${cond}

@@ -10,7 +10,8 @@ export const MAX_AUDIT_LIMIT = 500;
 const MAX_AUDIT_NAME_LENGTH = 256;
 
 export function checkKey(key: unknown): string {
-  if (typeof key !== "string" || key.length === 0) throw new BadParameterError("key must be a non-empty string");
+  if (typeof key !== "string" || key.length === 0)
+    throw new BadParameterError("key must be a non-empty string");
   checkKeyText(key, "key");
   return key;
 }
@@ -110,23 +111,31 @@ export interface CheckedAuditEvent {
 }
 
 export function checkAuditInput(event: AuditEventInput, clock: Clock): CheckedAuditEvent {
-  if (typeof event !== "object" || event === null) throw new BadParameterError("audit event must be an object");
+  if (typeof event !== "object" || event === null)
+    throw new BadParameterError("audit event must be an object");
   const { event_type, user_name, success, fields, time } = event;
-  if (typeof event_type !== "string" || event_type.length === 0 || event_type.length > MAX_AUDIT_NAME_LENGTH) {
+  if (
+    typeof event_type !== "string" ||
+    event_type.length === 0 ||
+    event_type.length > MAX_AUDIT_NAME_LENGTH
+  ) {
     throw new BadParameterError("event_type must be a non-empty string of at most 256 characters");
   }
   if (typeof user_name !== "string" || user_name.length > MAX_AUDIT_NAME_LENGTH) {
     throw new BadParameterError("user_name must be a string of at most 256 characters");
   }
-  if (success !== undefined && typeof success !== "boolean") throw new BadParameterError("success must be a boolean");
+  if (success !== undefined && typeof success !== "boolean")
+    throw new BadParameterError("success must be a boolean");
   const f = fields ?? {};
-  if (typeof f !== "object" || f === null || Array.isArray(f)) throw new BadParameterError("fields must be an object");
+  if (typeof f !== "object" || f === null || Array.isArray(f))
+    throw new BadParameterError("fields must be an object");
   let at: number;
   if (time === undefined) at = clock.now().getTime();
   else if (time instanceof Date && !Number.isNaN(time.getTime())) at = time.getTime();
   else throw new BadParameterError("time must be a valid date");
   for (const s of [event_type, user_name]) {
-    if (s.includes("\u0000") || !s.isWellFormed()) throw new BadParameterError("audit names must be plain text");
+    if (s.includes("\u0000") || !s.isWellFormed())
+      throw new BadParameterError("audit names must be plain text");
   }
   return {
     time: at,
@@ -179,6 +188,7 @@ export function checkAuditQuery(q: AuditQuery): CheckedAuditQuery {
 }
 
 function checkDate(d: unknown, what: string): number {
-  if (!(d instanceof Date) || Number.isNaN(d.getTime())) throw new BadParameterError(`${what} must be a valid date`);
+  if (!(d instanceof Date) || Number.isNaN(d.getTime()))
+    throw new BadParameterError(`${what} must be a valid date`);
   return d.getTime();
 }

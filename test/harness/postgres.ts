@@ -72,7 +72,9 @@ export async function startPostgres(env: NodeJS.ProcessEnv = process.env): Promi
   const bin = findPostgresBinDir(env);
   const asRoot = process.getuid?.() === 0;
   const exec = async (cmd: string, args: string[], timeout = 120_000): Promise<string> => {
-    const [file, argv] = asRoot ? ["runuser", ["-u", "postgres", "--", join(bin, cmd), ...args]] : [join(bin, cmd), args];
+    const [file, argv] = asRoot
+      ? ["runuser", ["-u", "postgres", "--", join(bin, cmd), ...args]]
+      : [join(bin, cmd), args];
     const { stdout } = await run(file, argv, { timeout, maxBuffer: 16 * 1024 * 1024 });
     return stdout;
   };
@@ -126,9 +128,12 @@ export async function startPostgres(env: NodeJS.ProcessEnv = process.env): Promi
   } catch (err) {
     const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-2000) : "";
     await stop();
-    throw new Error(`could not start PostgreSQL: ${err instanceof Error ? err.message : String(err)}\n${tail}`, {
-      cause: err,
-    });
+    throw new Error(
+      `could not start PostgreSQL: ${err instanceof Error ? err.message : String(err)}\n${tail}`,
+      {
+        cause: err,
+      },
+    );
   }
 }
 
@@ -141,7 +146,10 @@ export function testPostgresUrl(env: NodeJS.ProcessEnv = process.env): string {
 
 /** A schema name no other test file, worker or run will pick, so tests can share one database. */
 export function uniqueSchemaName(label: string): string {
-  const clean = label.toLowerCase().replace(/[^a-z0-9_]/g, "_").slice(0, 20);
+  const clean = label
+    .toLowerCase()
+    .replace(/[^a-z0-9_]/g, "_")
+    .slice(0, 20);
   const rand = Math.random().toString(36).slice(2, 10);
   return `t_${clean}_${process.pid}_${rand}`;
 }
