@@ -53,7 +53,7 @@ describe("TLS 1.3 with host CA certificates", () => {
       (resolve) => {
         srv.on("secureConnection", (s: TLSSocket) => {
           const peer = s.getPeerCertificate();
-          resolve({ uri: peer.subjectaltname, cn: peer.subject?.CN, authorized: s.authorized });
+          resolve({ uri: peer.subjectaltname, cn: String(peer.subject?.CN), authorized: s.authorized });
           s.end("ok");
         });
       },

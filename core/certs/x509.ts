@@ -234,14 +234,7 @@ async function issueLeaf(ca: X509Issuer, o: LeafOptions): Promise<string> {
       new x509.BasicConstraintsExtension(false, undefined, true),
       new x509.KeyUsagesExtension(usage, true),
       new x509.ExtendedKeyUsageExtension(o.eku, false),
-      ...(sans.length > 0
-        ? [
-            new x509.SubjectAlternativeNameExtension(
-              sans,
-              o.uris?.length && !o.dnsNames?.length && !o.ips?.length ? true : false,
-            ),
-          ]
-        : []),
+      ...(sans.length > 0 ? [new x509.SubjectAlternativeNameExtension(sans, false)] : []),
       await x509.AuthorityKeyIdentifierExtension.create(caCert),
       await x509.SubjectKeyIdentifierExtension.create(spkiDer(o.publicKey)),
     ],
