@@ -52,6 +52,7 @@ export {
   type ObjectMeta,
   USER_NAME_MAX,
 } from "./meta.ts";
+export { openApiV3Schema } from "./openapi.ts";
 export { presets } from "./presets.ts";
 export { type PublicConnectorView, publicConnectorView } from "./public-view.ts";
 export {

@@ -42,7 +42,7 @@ export const LabelValueSchema = Type.Union(
     "x-kubernetes-preserve-unknown-fields": true,
     "x-kubernetes-validations": [
       {
-        rule: "type(self) == string || (type(self) == list && self.all(v, type(v) == string))",
+        rule: "type(self) == string || type(self) == list",
         message: "a node label value must be a string or a list of strings",
       },
     ],
