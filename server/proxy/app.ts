@@ -1,0 +1,65 @@
+// Assembles the proxy: one plugin per concern, then the routes. Not listening; server.ts binds it.
+import { createServer } from "node:https";
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { Logger } from "pino";
+import type { ResourceSource } from "../../core/sources/source.ts";
+import type { AuthApi } from "./auth-client.ts";
+import type { ProxyConfig, ProxyTls } from "./config.ts";
+import { depsPlugin } from "./plugins/deps.ts";
+import { errorHandlerPlugin } from "./plugins/error-handler.ts";
+import { loginRateLimitPlugin } from "./plugins/login-rate-limit.ts";
+import { openApiPlugin, openApiRoute } from "./plugins/openapi.ts";
+import { securityHeadersPlugin } from "./plugins/security-headers.ts";
+import { sessionPlugin } from "./plugins/session.ts";
+import { healthRoutes } from "./routes/health.ts";
+import { listRoutes } from "./routes/lists.ts";
+import { loginRoutes } from "./routes/login.ts";
+import { publicRoutes } from "./routes/public.ts";
+import { webauthnDeviceRoutes } from "./routes/webauthn-devices.ts";
+import { validatorCompiler } from "./validation.ts";
+
+export interface ProxyDeps {
+  config: ProxyConfig;
+  tls: ProxyTls;
+  authApi: AuthApi;
+  logger: Logger;
+  /** True once the resource source has synced (readiness). */
+  ready: () => boolean;
+  /** Resource cache (informers or folder); the proxy reads public connectors from it. */
+  resources: Pick<ResourceSource, "list">;
+}
+
+export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
+  const options: FastifyServerOptions = {
+    loggerInstance: deps.logger,
+    bodyLimit: deps.config.bodyLimit,
+    // Never log request headers or bodies: they carry passwords and session ids.
+    disableRequestLogging: true,
+    trustProxy: false,
+    return503OnClosing: true,
+  };
+  // serverFactory keeps the instance typed as the default server, which https.Server extends.
+  const tlsOptions = { cert: deps.tls.certPem, key: deps.tls.keyPem, minVersion: "TLSv1.2" as const };
+  const app = Fastify({ ...options, serverFactory: (handler) => createServer(tlsOptions, handler) });
+  app.setValidatorCompiler(validatorCompiler());
+
+  await app.register(errorHandlerPlugin);
+  await app.register(securityHeadersPlugin, { publicUrl: deps.config.publicUrl });
+  await app.register(depsPlugin, {
+    authApi: deps.authApi,
+    config: deps.config,
+    ready: deps.ready,
+    resources: deps.resources,
+  });
+  await app.register(sessionPlugin);
+  await app.register(loginRateLimitPlugin, deps.config.rateLimit);
+  await app.register(openApiPlugin, { publicUrl: deps.config.publicUrl, version: deps.config.serverVersion });
+
+  await app.register(publicRoutes);
+  await app.register(healthRoutes);
+  await app.register(loginRoutes);
+  await app.register(listRoutes);
+  await app.register(webauthnDeviceRoutes);
+  await app.register(openApiRoute);
+  return app;
+}

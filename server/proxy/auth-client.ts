@@ -1,0 +1,191 @@
+// The proxy's only way to reach state: the calls its routes make to auth. Routes depend on this
+// interface alone; GrpcAuthApi (grpc-auth-api.ts) implements it over svc.v1.AuthService with the
+// proxy's host certificate. Errors come back as core/errors types, so the proxy's single error
+// handler maps them; access decisions (admin or not, own recordings only) are made by auth.
+import type {
+  AuthenticationResponseJSON,
+  PublicKeyCredentialCreationOptionsJSON,
+  PublicKeyCredentialRequestOptionsJSON,
+  RegistrationResponseJSON,
+} from "@simplewebauthn/server";
+import type { JsonObject } from "../../core/json.ts";
+
+/** A session as issued by auth. The id is the bearer credential; never log it. */
+export interface IssuedSession {
+  sessionId: string;
+  expires: Date;
+}
+
+/** The current-session view (spec 4.1): who the session belongs to and until when. */
+export interface SessionInfo {
+  username: string;
+  roles: string[];
+  expires: Date;
+}
+
+/** A WebAuthn ceremony auth began; the challenge state stays in auth's backend. */
+export interface WebAuthnLoginChallenge {
+  /** Opaque id of the pending ceremony (any proxy replica can finish it). */
+  challengeId: string;
+  options: PublicKeyCredentialRequestOptionsJSON;
+}
+
+export interface WebAuthnRegistrationChallenge {
+  challengeId: string;
+  options: PublicKeyCredentialCreationOptionsJSON;
+}
+
+export type LocalLoginResult =
+  | { kind: "session"; session: IssuedSession }
+  /**
+   * Password was right but the user has WebAuthn enrolled: no session yet. `mfaToken` proves the
+   * password step (BeginWebAuthnLogin takes it); `challenge` is the first challenge.
+   */
+  | { kind: "mfa_required"; mfaToken: string; challenge: WebAuthnLoginChallenge };
+
+/** Where the browser talks to us; auth verifies WebAuthn responses against it. */
+export interface RelyingParty {
+  rpId: string;
+  rpName: string;
+  origin: string;
+}
+
+export interface WebAuthnDevice {
+  id: string;
+  name: string;
+  addedAt: Date;
+  lastUsedAt?: Date;
+}
+
+export interface NodeInfo {
+  id: string;
+  hostname: string;
+  addresses: string[];
+  labels: Record<string, string>;
+  /** "online" while heartbeats arrive, "offline" after they stop */
+  status: string;
+  lastHeartbeat?: Date;
+  version: string;
+}
+
+export interface UserInfo {
+  name: string;
+  roles: string[];
+  traits: Record<string, string[]>;
+  webauthnEnrolled: boolean;
+  lockedUntil?: Date;
+}
+
+export interface RoleInfo {
+  name: string;
+  /** the role spec as stored (allow/deny/options); admins only */
+  spec: JsonObject;
+}
+
+export interface RecordingInfo {
+  id: string;
+  user: string;
+  protocol: string;
+  node: string;
+  login: string;
+  start: Date;
+  end?: Date;
+  sizeBytes: number;
+  format: string;
+}
+
+export interface AuditEventInfo {
+  id: string;
+  time: Date;
+  event_type: string;
+  user_name: string;
+  success?: boolean;
+  fields: JsonObject;
+}
+
+export interface Page<T> {
+  items: T[];
+  total_count: number;
+}
+
+export interface RecordingQuery {
+  limit: number;
+  offset: number;
+  user?: string;
+  protocol?: string;
+}
+
+export interface AuditQuery {
+  limit: number;
+  offset: number;
+  type?: string;
+  user?: string;
+  start?: Date;
+  end?: Date;
+}
+
+/** A JSON Web Key as published (public members only). */
+export type Jwk = JsonObject;
+
+export interface PublicKeyMaterial {
+  /** SPIFFE trust bundle: keys with use x509-svid and jwt-svid, sequence, refresh hint. */
+  spiffeBundle: { keys: Jwk[]; spiffe_sequence: number; spiffe_refresh_hint: number };
+  /** SPIFFE CA JWT-SVID verification keys. */
+  jwtJwks: { keys: Jwk[] };
+  /** App CA keys for Svc-Jwt-Assertion (a separate set). */
+  appJwtJwks: { keys: Jwk[] };
+}
+
+export interface ClusterInfo {
+  clusterName: string;
+  serverVersion: string;
+}
+
+export interface AuthApi {
+  authenticateLocal(req: {
+    username: string;
+    password: string;
+    clientAddress: string;
+    relyingParty: RelyingParty;
+  }): Promise<LocalLoginResult>;
+  getSession(sessionId: string): Promise<SessionInfo>;
+  deleteSession(sessionId: string): Promise<void>;
+
+  /** A fresh challenge for a login that passed the password step (no passwordless start). */
+  beginWebAuthnLogin(req: { mfaToken: string; relyingParty: RelyingParty }): Promise<WebAuthnLoginChallenge>;
+  finishWebAuthnLogin(req: {
+    challengeId: string;
+    response: AuthenticationResponseJSON;
+    clientAddress: string;
+    relyingParty: RelyingParty;
+  }): Promise<IssuedSession>;
+  beginWebAuthnRegistration(
+    sessionId: string,
+    req: { relyingParty: RelyingParty },
+  ): Promise<WebAuthnRegistrationChallenge>;
+  finishWebAuthnRegistration(
+    sessionId: string,
+    req: {
+      challengeId: string;
+      deviceName: string;
+      response: RegistrationResponseJSON;
+      relyingParty: RelyingParty;
+    },
+  ): Promise<WebAuthnDevice>;
+  listWebAuthnDevices(sessionId: string): Promise<WebAuthnDevice[]>;
+  deleteWebAuthnDevice(sessionId: string, deviceId: string): Promise<void>;
+
+  listNodes(sessionId: string): Promise<NodeInfo[]>;
+  /** Admin only; auth answers AccessDeniedError for anyone else. */
+  listUsers(sessionId: string): Promise<UserInfo[]>;
+  listRoles(sessionId: string): Promise<RoleInfo[]>;
+  /** Auth restricts non-admins to their own recordings. */
+  listRecordings(sessionId: string, query: RecordingQuery): Promise<Page<RecordingInfo>>;
+  searchAudit(sessionId: string, query: AuditQuery): Promise<Page<AuditEventInfo>>;
+
+  getPublicKeys(): Promise<PublicKeyMaterial>;
+  getClusterInfo(): Promise<ClusterInfo>;
+  /** True when auth answers (readiness); never throws. */
+  health(): Promise<boolean>;
+  close(): void;
+}

@@ -1,0 +1,63 @@
+// What the proxy needs to know about itself. Everything here is public or local (no CA keys):
+// the proxy signs nothing and keeps no state, so any number of replicas can share one config.
+
+export interface ClientVersionPolicy {
+  /** CLIs older than this are refused by the cluster (semver, e.g. "0.1.0"). */
+  minimum: string;
+  /** CLIs older than this are told to upgrade. */
+  recommended: string;
+}
+
+export interface ProxyRateLimit {
+  /** login / MFA attempts per client address per window */
+  perAddress: number;
+  /** login / MFA attempts per username per window */
+  perUsername: number;
+  windowMs: number;
+}
+
+export interface ProxyConfig {
+  /** Address to bind, e.g. 0.0.0.0 (127.0.0.1 in tests). */
+  listenHost: string;
+  /** Port to bind; 3080 by default, 0 in tests. */
+  listenPort: number;
+  /**
+   * The public origin browsers use, e.g. "https://proxy.example.com:3080". It is the CSRF Origin
+   * check, the WebAuthn origin and (its host) the WebAuthn relying-party id.
+   */
+  publicUrl: string;
+  clusterName: string;
+  serverVersion: string;
+  clientVersionPolicy: ClientVersionPolicy;
+  /** `proxy.oidc_issuer_url`: issuer of workload-identity JWT SVIDs. */
+  oidcIssuerUrl: string;
+  /** Request body limit in bytes (413 above it). */
+  bodyLimit: number;
+  rateLimit: ProxyRateLimit;
+  /** Lifetime of the svc_session and svc_csrf cookies, seconds (spec: 12 hours). */
+  cookieMaxAgeSeconds: number;
+}
+
+export interface ProxyTls {
+  /** PEM server certificate chain issued by the host CA for the public address. */
+  certPem: string;
+  keyPem: string;
+}
+
+export const proxyDefaults = {
+  listenHost: "0.0.0.0",
+  listenPort: 3080,
+  bodyLimit: 64 * 1024,
+  rateLimit: { perAddress: 20, perUsername: 10, windowMs: 60_000 },
+  cookieMaxAgeSeconds: 12 * 60 * 60,
+} satisfies Partial<ProxyConfig>;
+
+/** The WebAuthn relying-party id and origin follow from the public address. */
+export function relyingParty(config: Pick<ProxyConfig, "publicUrl" | "clusterName">): {
+  rpId: string;
+  rpName: string;
+  origin: string;
+} {
+  const url = new URL(config.publicUrl);
+  return { rpId: url.hostname, rpName: config.clusterName, origin: url.origin };
+}

@@ -1,0 +1,62 @@
+// Resolves the caller's session through auth on every request that needs one (no cache: a
+// logout on any replica is effective on the next request everywhere), and enforces CSRF proof
+// for cookie-authenticated state-changing requests.
+import cookie from "@fastify/cookie";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import fp from "fastify-plugin";
+import { AccessDeniedError, NotAuthenticatedError } from "../../../core/errors.ts";
+import type { SessionInfo } from "../auth-client.ts";
+import { type Credential, CSRF_HEADER, checkCsrf, readCredential } from "../credentials.ts";
+
+export interface AuthedSession extends Credential {
+  info: SessionInfo;
+}
+
+declare module "fastify" {
+  interface FastifyInstance {
+    /** preHandler: 401 without a live session; CSRF check for cookie + unsafe method. */
+    requireSession: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+  }
+  interface FastifyRequest {
+    svcSession: AuthedSession | null;
+  }
+}
+
+const safeMethods = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** The session a route guarded by requireSession runs with. */
+export function sessionOf(request: FastifyRequest): AuthedSession {
+  if (request.svcSession === null) throw new NotAuthenticatedError();
+  return request.svcSession;
+}
+
+function header(request: FastifyRequest, name: string): string | undefined {
+  const v = request.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export const sessionPlugin = fp(
+  async (app: FastifyInstance) => {
+    await app.register(cookie);
+    app.decorateRequest("svcSession", null);
+    const publicOrigin = new URL(app.proxyConfig.publicUrl).origin;
+
+    app.decorate("requireSession", async (request: FastifyRequest, _reply: FastifyReply) => {
+      const credential = readCredential(header(request, "authorization"), request.cookies);
+      if (credential === undefined) throw new NotAuthenticatedError();
+      if (credential.via === "cookie" && !safeMethods.has(request.method)) {
+        const verdict = checkCsrf({
+          sessionId: credential.sessionId,
+          publicOrigin,
+          origin: header(request, "origin"),
+          referer: header(request, "referer"),
+          headerToken: header(request, CSRF_HEADER),
+        });
+        if (!verdict.ok) throw new AccessDeniedError(`CSRF check failed: ${verdict.reason}`);
+      }
+      const info = await app.authApi.getSession(credential.sessionId);
+      request.svcSession = { ...credential, info };
+    });
+  },
+  { name: "svc-session", dependencies: ["svc-deps"] },
+);

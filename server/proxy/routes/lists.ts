@@ -1,0 +1,212 @@
+// Listing routes (spec 4.2). The proxy forwards the caller's session; auth decides what the
+// caller may see (admin-only lists answer 403 from auth; non-admins see only their recordings).
+import { type Static, Type } from "@sinclair/typebox";
+import type { FastifyInstance } from "fastify";
+import { BadParameterError } from "../../../core/errors.ts";
+import type { AuditEventInfo, NodeInfo, RecordingInfo, RoleInfo, UserInfo } from "../auth-client.ts";
+import { sessionOf } from "../plugins/session.ts";
+import { commonErrors, errorResponses, Limit, Offset, sessionSecurity, Timestamp } from "../schemas.ts";
+
+const Filter = Type.String({ minLength: 1, maxLength: 256 });
+
+const RecordingsQuery = Type.Object(
+  { limit: Limit, offset: Offset, user: Type.Optional(Filter), protocol: Type.Optional(Filter) },
+  { additionalProperties: false },
+);
+
+const AuditQuery = Type.Object(
+  {
+    type: Type.Optional(Filter),
+    user: Type.Optional(Filter),
+    start_time: Type.Optional(Timestamp),
+    end_time: Type.Optional(Timestamp),
+    limit: Limit,
+    offset: Offset,
+  },
+  { additionalProperties: false },
+);
+
+const Recording = Type.Object({
+  id: Type.String(),
+  user: Type.String(),
+  protocol: Type.String(),
+  node: Type.String(),
+  login: Type.String(),
+  start_time: Timestamp,
+  end_time: Type.Optional(Timestamp),
+  size_bytes: Type.Integer({ minimum: 0 }),
+  format: Type.String(),
+});
+
+const Node = Type.Object({
+  id: Type.String(),
+  hostname: Type.String(),
+  addresses: Type.Array(Type.String()),
+  labels: Type.Record(Type.String(), Type.String()),
+  status: Type.String({ description: "online | offline" }),
+  last_heartbeat: Type.Optional(Timestamp),
+  version: Type.String(),
+});
+
+const User = Type.Object({
+  name: Type.String(),
+  roles: Type.Array(Type.String()),
+  traits: Type.Record(Type.String(), Type.Array(Type.String())),
+  webauthn_enrolled: Type.Boolean(),
+  locked_until: Type.Optional(Timestamp),
+});
+
+const Role = Type.Object({
+  name: Type.String(),
+  spec: Type.Object({}, { additionalProperties: true }),
+});
+
+const AuditEvent = Type.Object({
+  id: Type.String(),
+  time: Timestamp,
+  event_type: Type.String(),
+  user_name: Type.String(),
+  success: Type.Optional(Type.Boolean()),
+  fields: Type.Object({}, { additionalProperties: true }),
+});
+
+const pageOf = <T extends ReturnType<typeof Type.Object>>(item: T) =>
+  Type.Object({ items: Type.Array(item), total_count: Type.Integer({ minimum: 0 }) });
+const listOf = <T extends ReturnType<typeof Type.Object>>(item: T) =>
+  Type.Object({ items: Type.Array(item) });
+
+const recordingView = (r: RecordingInfo): Static<typeof Recording> => ({
+  id: r.id,
+  user: r.user,
+  protocol: r.protocol,
+  node: r.node,
+  login: r.login,
+  start_time: r.start.toISOString(),
+  end_time: r.end?.toISOString(),
+  size_bytes: r.sizeBytes,
+  format: r.format,
+});
+const nodeView = (n: NodeInfo): Static<typeof Node> => ({
+  id: n.id,
+  hostname: n.hostname,
+  addresses: n.addresses,
+  labels: n.labels,
+  status: n.status,
+  last_heartbeat: n.lastHeartbeat?.toISOString(),
+  version: n.version,
+});
+const userView = (u: UserInfo): Static<typeof User> => ({
+  name: u.name,
+  roles: u.roles,
+  traits: u.traits,
+  webauthn_enrolled: u.webauthnEnrolled,
+  locked_until: u.lockedUntil?.toISOString(),
+});
+const roleView = (r: RoleInfo): Static<typeof Role> => ({ name: r.name, spec: r.spec });
+const auditView = (e: AuditEventInfo): Static<typeof AuditEvent> => ({
+  id: e.id,
+  time: e.time.toISOString(),
+  event_type: e.event_type,
+  user_name: e.user_name,
+  success: e.success,
+  fields: e.fields,
+});
+
+export async function listRoutes(app: FastifyInstance): Promise<void> {
+  app.get<{ Querystring: Static<typeof RecordingsQuery> }>(
+    "/v1/webapi/sessions",
+    {
+      schema: {
+        summary: "Recorded SSH sessions (non-admins: their own only)",
+        tags: ["lists"],
+        ...sessionSecurity,
+        querystring: RecordingsQuery,
+        response: { 200: pageOf(Recording), ...errorResponses(401, ...commonErrors) },
+      },
+      preHandler: app.requireSession,
+    },
+    async (request) => {
+      const q = request.query;
+      const page = await app.authApi.listRecordings(sessionOf(request).sessionId, {
+        limit: q.limit,
+        offset: q.offset,
+        user: q.user,
+        protocol: q.protocol,
+      });
+      return { items: page.items.map(recordingView), total_count: page.total_count };
+    },
+  );
+
+  app.get(
+    "/v1/webapi/nodes",
+    {
+      schema: {
+        summary: "Registered SSH nodes the caller may see, with labels and status",
+        tags: ["lists"],
+        ...sessionSecurity,
+        response: { 200: listOf(Node), ...errorResponses(401, ...commonErrors) },
+      },
+      preHandler: app.requireSession,
+    },
+    async (request) => ({ items: (await app.authApi.listNodes(sessionOf(request).sessionId)).map(nodeView) }),
+  );
+
+  app.get(
+    "/v1/webapi/users",
+    {
+      schema: {
+        summary: "Users (admin)",
+        tags: ["admin"],
+        ...sessionSecurity,
+        response: { 200: listOf(User), ...errorResponses(401, 403, ...commonErrors) },
+      },
+      preHandler: app.requireSession,
+    },
+    async (request) => ({ items: (await app.authApi.listUsers(sessionOf(request).sessionId)).map(userView) }),
+  );
+
+  app.get(
+    "/v1/webapi/roles",
+    {
+      schema: {
+        summary: "RBAC roles (admin)",
+        tags: ["admin"],
+        ...sessionSecurity,
+        response: { 200: listOf(Role), ...errorResponses(401, 403, ...commonErrors) },
+      },
+      preHandler: app.requireSession,
+    },
+    async (request) => ({ items: (await app.authApi.listRoles(sessionOf(request).sessionId)).map(roleView) }),
+  );
+
+  app.get<{ Querystring: Static<typeof AuditQuery> }>(
+    "/v1/webapi/audit",
+    {
+      schema: {
+        summary: "Audit events, newest first (admin)",
+        tags: ["admin"],
+        ...sessionSecurity,
+        querystring: AuditQuery,
+        response: { 200: pageOf(AuditEvent), ...errorResponses(401, 403, ...commonErrors) },
+      },
+      preHandler: app.requireSession,
+    },
+    async (request) => {
+      const q = request.query;
+      const start = q.start_time === undefined ? undefined : new Date(q.start_time);
+      const end = q.end_time === undefined ? undefined : new Date(q.end_time);
+      if (start && end && start.getTime() > end.getTime()) {
+        throw new BadParameterError("start_time is after end_time");
+      }
+      const page = await app.authApi.searchAudit(sessionOf(request).sessionId, {
+        limit: q.limit,
+        offset: q.offset,
+        type: q.type,
+        user: q.user,
+        start,
+        end,
+      });
+      return { items: page.items.map(auditView), total_count: page.total_count };
+    },
+  );
+}

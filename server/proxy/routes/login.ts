@@ -1,0 +1,202 @@
+// Login (password step), the WebAuthn second step, current session and logout (spec 3, 4.1, 5).
+import { type Static, Type } from "@sinclair/typebox";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { AccessDeniedError } from "../../../core/errors.ts";
+import type { IssuedSession, WebAuthnLoginChallenge } from "../auth-client.ts";
+import { relyingParty } from "../config.ts";
+import { originAllowed } from "../credentials.ts";
+import { errorBody } from "../http-errors.ts";
+import { sessionOf } from "../plugins/session.ts";
+import {
+  AssertionCredential,
+  commonErrors,
+  ErrorBody,
+  errorResponses,
+  sessionSecurity,
+  Timestamp,
+  WebAuthnRequestOptions,
+} from "../schemas.ts";
+import { clearSessionCookies, setSessionCookies } from "../session-cookies.ts";
+
+const LoginBody = Type.Object(
+  {
+    username: Type.String({ minLength: 1, maxLength: 256 }),
+    password: Type.String({ minLength: 1, maxLength: 1024 }),
+  },
+  { additionalProperties: false },
+);
+
+const SessionIssued = Type.Object({
+  session_id: Type.String({ description: "the bearer credential; also set as the svc_session cookie" }),
+  expires_at: Timestamp,
+});
+
+const MfaChallenge = Type.Object({
+  challenge_id: Type.String({ description: "pass to /mfa/webauthn/login/finish" }),
+  webauthn: WebAuthnRequestOptions,
+});
+
+const MfaPending = Type.Object({
+  mfa_token: Type.String({
+    description: "proof of the password step (5 min); /mfa/webauthn/login/begin takes it",
+  }),
+  challenge_id: Type.String({ description: "pass to /mfa/webauthn/login/finish" }),
+  webauthn: WebAuthnRequestOptions,
+});
+
+const MfaRequired = Type.Object(
+  { error: ErrorBody.properties.error, mfa: MfaPending },
+  { description: "401 for a user with WebAuthn enrolled: no session until the challenge is answered" },
+);
+
+const BeginBody = Type.Object(
+  { mfa_token: Type.String({ minLength: 1, maxLength: 256 }) },
+  { additionalProperties: false },
+);
+
+const FinishBody = Type.Object(
+  { challenge_id: Type.String({ minLength: 1, maxLength: 256 }), credential: AssertionCredential },
+  { additionalProperties: false },
+);
+
+const SessionView = Type.Object({
+  username: Type.String(),
+  roles: Type.Array(Type.String()),
+  expires_at: Timestamp,
+});
+
+function challengeBody(c: WebAuthnLoginChallenge): Static<typeof MfaChallenge> {
+  return { challenge_id: c.challengeId, webauthn: c.options };
+}
+
+export async function loginRoutes(app: FastifyInstance): Promise<void> {
+  const cfg = app.proxyConfig;
+  const rp = relyingParty(cfg);
+  const publicOrigin = rp.origin;
+
+  // Login CSRF: a browser posting from another site sends its Origin; refuse it. Clients that send
+  // no Origin (CLIs) are fine: they are not browsers riding on ambient credentials.
+  async function sameOriginOnly(request: FastifyRequest): Promise<void> {
+    const origin = request.headers.origin;
+    if (!originAllowed(typeof origin === "string" ? origin : undefined, publicOrigin)) {
+      throw new AccessDeniedError("cross-origin login refused");
+    }
+  }
+
+  function issue(reply: FastifyReply, session: IssuedSession): Static<typeof SessionIssued> {
+    setSessionCookies(reply, session.sessionId, cfg.cookieMaxAgeSeconds);
+    return { session_id: session.sessionId, expires_at: session.expires.toISOString() };
+  }
+
+  app.post<{ Body: Static<typeof LoginBody> }>(
+    "/v1/webapi/login",
+    {
+      schema: {
+        summary: "Exchange username and password for a session (or a WebAuthn challenge)",
+        tags: ["session"],
+        body: LoginBody,
+        response: {
+          200: SessionIssued,
+          401: Type.Union([MfaRequired, ErrorBody]),
+          ...errorResponses(403, 429, ...commonErrors),
+        },
+      },
+      preHandler: [sameOriginOnly, app.limitLoginAttempts],
+    },
+    async (request, reply) => {
+      const result = await app.authApi.authenticateLocal({
+        username: request.body.username,
+        password: request.body.password,
+        clientAddress: request.ip,
+        relyingParty: rp,
+      });
+      if (result.kind === "mfa_required") {
+        return reply.code(401).send({
+          ...errorBody("mfa_required", "WebAuthn confirmation required"),
+          mfa: { mfa_token: result.mfaToken, ...challengeBody(result.challenge) },
+        });
+      }
+      return issue(reply, result.session);
+    },
+  );
+
+  app.post<{ Body: Static<typeof BeginBody> }>(
+    "/v1/webapi/mfa/webauthn/login/begin",
+    {
+      schema: {
+        summary: "A fresh WebAuthn challenge for a login that passed the password step",
+        tags: ["mfa"],
+        body: BeginBody,
+        response: { 200: MfaChallenge, ...errorResponses(401, 403, 404, 429, ...commonErrors) },
+      },
+      preHandler: [sameOriginOnly, app.limitLoginAttempts],
+    },
+    async (request) => {
+      const challenge = await app.authApi.beginWebAuthnLogin({
+        mfaToken: request.body.mfa_token,
+        relyingParty: rp,
+      });
+      return challengeBody(challenge);
+    },
+  );
+
+  app.post<{ Body: Static<typeof FinishBody> }>(
+    "/v1/webapi/mfa/webauthn/login/finish",
+    {
+      schema: {
+        summary: "Answer the WebAuthn challenge; issues the session",
+        tags: ["mfa"],
+        body: FinishBody,
+        response: { 200: SessionIssued, ...errorResponses(401, 403, 404, 429, ...commonErrors) },
+      },
+      preHandler: [sameOriginOnly, app.limitLoginAttempts],
+    },
+    async (request, reply) => {
+      const session = await app.authApi.finishWebAuthnLogin({
+        challengeId: request.body.challenge_id,
+        response: request.body.credential,
+        clientAddress: request.ip,
+        relyingParty: rp,
+      });
+      return issue(reply, session);
+    },
+  );
+
+  app.get(
+    "/v1/webapi/session",
+    {
+      schema: {
+        summary: "The caller's current session",
+        tags: ["session"],
+        ...sessionSecurity,
+        response: { 200: SessionView, ...errorResponses(401, ...commonErrors) },
+      },
+      preHandler: app.requireSession,
+    },
+    async (request): Promise<Static<typeof SessionView>> => {
+      const { info } = sessionOf(request);
+      return { username: info.username, roles: info.roles, expires_at: info.expires.toISOString() };
+    },
+  );
+
+  app.post(
+    "/v1/webapi/logout",
+    {
+      schema: {
+        summary: "Invalidate the session server-side and clear the cookies",
+        tags: ["session"],
+        ...sessionSecurity,
+        response: {
+          200: Type.Object({ logged_out: Type.Boolean() }),
+          ...errorResponses(401, 403, ...commonErrors),
+        },
+      },
+      preHandler: app.requireSession,
+    },
+    async (request, reply) => {
+      await app.authApi.deleteSession(sessionOf(request).sessionId);
+      clearSessionCookies(reply);
+      return { logged_out: true };
+    },
+  );
+}
