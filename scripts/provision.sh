@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs, idempotently, the real peers the tests talk to. Debian packages through apt;
 # Go-built tools (kube-apiserver, etcd, grpcurl, helm) at pinned versions into a cache outside
-# the repository. Prints nothing when everything is already there.
+# the repository (see scripts/tools/). When everything is already there it only prints one
+# line per Go-built tool, naming its version.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 

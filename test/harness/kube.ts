@@ -85,14 +85,16 @@ export async function freePort(): Promise<number> {
 }
 
 /**
- * Kills `pid` (and removes `dir`, if given) when this Node process disappears, even by SIGKILL,
- * so a crashed test worker leaves no daemon behind. Exits by itself once `pid` is gone.
+ * Kills `pid` when this Node process disappears, even by SIGKILL, so a crashed test worker leaves
+ * no daemon behind; exits by itself once `pid` is gone. With pid 0 it only removes `dir` then.
  */
-function watchdog(pid: number, dir?: string): ChildProcess {
+function watchdog(pid: number, dir = ""): ChildProcess {
   const script =
-    'while kill -0 "$1" 2>/dev/null && kill -0 "$2" 2>/dev/null; do sleep 1; done; ' +
-    'if ! kill -0 "$1" 2>/dev/null; then kill -9 "$2" 2>/dev/null; [ -n "$3" ] && sleep 2 && rm -rf "$3"; fi';
-  const w = spawn("bash", ["-c", script, "watchdog", String(process.pid), String(pid), dir ?? ""], {
+    'while kill -0 "$1" 2>/dev/null && { [ "$2" = 0 ] || kill -0 "$2" 2>/dev/null; }; do sleep 1; done; ' +
+    'kill -0 "$1" 2>/dev/null && exit 0; ' +
+    '[ "$2" = 0 ] || kill -9 "$2" 2>/dev/null; ' +
+    '[ -n "$3" ] && sleep 3 && rm -rf "$3"; exit 0';
+  const w = spawn("bash", ["-c", script, "watchdog", String(process.pid), String(pid), dir], {
     detached: true,
     stdio: "ignore",
   });
@@ -201,7 +203,8 @@ async function makeCerts(dir: string): Promise<void> {
   ];
   await writeFile(
     join(dir, "apiserver.ext"),
-    `subjectAltName=${sans.join(",")}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n`,
+    `subjectAltName=${sans.join(",")}\nextendedKeyUsage=serverAuth\nkeyUsage=critical,digitalSignature\n` +
+      "authorityKeyIdentifier=keyid\n",
   );
   await openssl(
     [
@@ -306,7 +309,7 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluste
   installExitHook();
 
   const dir = await mkdtemp(join(tmpdir(), "svc-kube-"));
-  const dirGuard = watchdog(process.pid, dir);
+  const dirGuard = watchdog(0, dir);
   let etcd: Daemon | undefined;
   let apiserver: Daemon | undefined;
   let stopped = false;
