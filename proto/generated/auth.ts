@@ -82,6 +82,14 @@ import type {
   GetPublicKeysRequest__Output as _svc_v1_GetPublicKeysRequest__Output,
 } from "./svc/v1/GetPublicKeysRequest.ts";
 import type {
+  GetRecordingRequest as _svc_v1_GetRecordingRequest,
+  GetRecordingRequest__Output as _svc_v1_GetRecordingRequest__Output,
+} from "./svc/v1/GetRecordingRequest.ts";
+import type {
+  GetRecordingResponse as _svc_v1_GetRecordingResponse,
+  GetRecordingResponse__Output as _svc_v1_GetRecordingResponse__Output,
+} from "./svc/v1/GetRecordingResponse.ts";
+import type {
   GetSessionRequest as _svc_v1_GetSessionRequest,
   GetSessionRequest__Output as _svc_v1_GetSessionRequest__Output,
 } from "./svc/v1/GetSessionRequest.ts";
@@ -300,6 +308,14 @@ export interface ProtoGrpcType {
       GetPublicKeysRequest: MessageTypeDefinition<
         _svc_v1_GetPublicKeysRequest,
         _svc_v1_GetPublicKeysRequest__Output
+      >;
+      GetRecordingRequest: MessageTypeDefinition<
+        _svc_v1_GetRecordingRequest,
+        _svc_v1_GetRecordingRequest__Output
+      >;
+      GetRecordingResponse: MessageTypeDefinition<
+        _svc_v1_GetRecordingResponse,
+        _svc_v1_GetRecordingResponse__Output
       >;
       GetSessionRequest: MessageTypeDefinition<_svc_v1_GetSessionRequest, _svc_v1_GetSessionRequest__Output>;
       HeartbeatRequest: MessageTypeDefinition<_svc_v1_HeartbeatRequest, _svc_v1_HeartbeatRequest__Output>;

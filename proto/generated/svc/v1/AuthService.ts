@@ -79,6 +79,14 @@ import type {
   GetPublicKeysRequest__Output as _svc_v1_GetPublicKeysRequest__Output,
 } from "../../svc/v1/GetPublicKeysRequest.ts";
 import type {
+  GetRecordingRequest as _svc_v1_GetRecordingRequest,
+  GetRecordingRequest__Output as _svc_v1_GetRecordingRequest__Output,
+} from "../../svc/v1/GetRecordingRequest.ts";
+import type {
+  GetRecordingResponse as _svc_v1_GetRecordingResponse,
+  GetRecordingResponse__Output as _svc_v1_GetRecordingResponse__Output,
+} from "../../svc/v1/GetRecordingResponse.ts";
+import type {
   GetSessionRequest as _svc_v1_GetSessionRequest,
   GetSessionRequest__Output as _svc_v1_GetSessionRequest__Output,
 } from "../../svc/v1/GetSessionRequest.ts";
@@ -684,6 +692,25 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_PublicKeys__Output>,
   ): grpc.ClientUnaryCall;
 
+  GetRecording(
+    argument: _svc_v1_GetRecordingRequest,
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_GetRecordingResponse__Output>;
+  GetRecording(
+    argument: _svc_v1_GetRecordingRequest,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_GetRecordingResponse__Output>;
+  getRecording(
+    argument: _svc_v1_GetRecordingRequest,
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_GetRecordingResponse__Output>;
+  getRecording(
+    argument: _svc_v1_GetRecordingRequest,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_GetRecordingResponse__Output>;
+
   GetSession(
     argument: _svc_v1_GetSessionRequest,
     metadata: grpc.Metadata,
@@ -1245,6 +1272,11 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
 
   GetPublicKeys: grpc.handleUnaryCall<_svc_v1_GetPublicKeysRequest__Output, _svc_v1_PublicKeys>;
 
+  GetRecording: grpc.handleServerStreamingCall<
+    _svc_v1_GetRecordingRequest__Output,
+    _svc_v1_GetRecordingResponse
+  >;
+
   GetSession: grpc.handleUnaryCall<_svc_v1_GetSessionRequest__Output, _svc_v1_SessionView>;
 
   Heartbeat: grpc.handleUnaryCall<_svc_v1_HeartbeatRequest__Output, _svc_v1_HeartbeatResponse>;
@@ -1359,6 +1391,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_PublicKeys,
     _svc_v1_GetPublicKeysRequest__Output,
     _svc_v1_PublicKeys__Output
+  >;
+  GetRecording: MethodDefinition<
+    _svc_v1_GetRecordingRequest,
+    _svc_v1_GetRecordingResponse,
+    _svc_v1_GetRecordingRequest__Output,
+    _svc_v1_GetRecordingResponse__Output
   >;
   GetSession: MethodDefinition<
     _svc_v1_GetSessionRequest,

@@ -1,0 +1,66 @@
+// THE authorization table of svc.v1.AuthService: for every RPC, which kinds of caller may call it,
+// and for admin RPCs the RBAC decision (resource + verb, decided by core/rbac from the caller's
+// roles, never by a role name). docs/grpc.md mirrors this table; test/auth-authz.test.ts walks it.
+// RPCs that filter by caller (ListNodes, ListRecordings) are open to users and filter inside.
+import type { RuleResource, RuleVerb } from "../../core/resources/index.ts";
+import type { CallerKind } from "./caller.ts";
+
+export interface RpcAccess {
+  /** Caller kinds admitted. "anonymous" admits everyone (the RPC is unauthenticated). */
+  callers: readonly CallerKind[];
+  /** When set, a user caller also needs `can(resource, verb)`. */
+  admin?: { resource: RuleResource; verb: RuleVerb };
+}
+
+const PUBLIC: RpcAccess = { callers: ["anonymous", "user", "agent", "bot"] };
+const USER: RpcAccess = { callers: ["user"] };
+const AGENT: RpcAccess = { callers: ["agent"] };
+const admin = (resource: RuleResource, verb: RuleVerb): RpcAccess => ({
+  callers: ["user"],
+  admin: { resource, verb },
+});
+
+export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
+  // Named by the spec. Join and identity RPCs carry their own proof (token, STS proof, renewal
+  // credential, SVID) in the request, so they are reachable before the caller has a certificate.
+  AuthenticateLocal: PUBLIC,
+  IssueUserCerts: USER,
+  RegisterAgent: PUBLIC,
+  RegisterUsingIAMMethod: PUBLIC,
+  BootstrapAgentIdentity: PUBLIC,
+  RenewAgentIdentity: PUBLIC,
+  AuthenticateSPIFFE: PUBLIC,
+  // Sessions.
+  GetSession: USER,
+  DeleteSession: USER,
+  // Lists and queries.
+  ListNodes: USER,
+  ListUsers: admin("users", "list"),
+  ListRoles: admin("roles", "list"),
+  ListRecordings: USER,
+  SearchAuditEvents: admin("audit", "list"),
+  EmitAuditEvent: { callers: ["agent", "user"] },
+  // Agents.
+  Heartbeat: AGENT,
+  UploadRecording: AGENT,
+  // WebAuthn: login steps are proven by the mfa token / challenge; enrolment is the user's own.
+  BeginWebAuthnLogin: PUBLIC,
+  FinishWebAuthnLogin: PUBLIC,
+  BeginWebAuthnRegistration: USER,
+  FinishWebAuthnRegistration: USER,
+  ListWebAuthnDevices: USER,
+  DeleteWebAuthnDevice: USER,
+  // Public material.
+  GetPublicKeys: PUBLIC,
+  GetClusterInfo: PUBLIC,
+};
+
+/** Inside ListRecordings: who sees every user's recordings. */
+export const RECORDINGS_ADMIN = { resource: "sessions", verb: "list" } as const;
+
+/** A short human label of an entry ("unauthenticated", "user", "admin(users/list)", "agent", ...). */
+export function describeAccess(a: RpcAccess): string {
+  if (a.callers.includes("anonymous")) return "unauthenticated";
+  if (a.admin) return `admin (${a.admin.resource}/${a.admin.verb})`;
+  return a.callers.join(" or ");
+}

@@ -1,0 +1,107 @@
+// Client side of svc.v1.AuthService for the proxy, agents, bots and CLIs: a typed client over
+// TLS (optionally with a host-CA client certificate), per-call credentials, a promise wrapper for
+// unary calls, and gRPC errors turned back into typed core errors.
+import { type CallOptions, Metadata, type ServiceError } from "@grpc/grpc-js";
+import {
+  AccessDeniedError,
+  AlreadyExistsError,
+  BadParameterError,
+  SvcError as BaseError,
+  CompareFailedError,
+  LimitExceededError,
+  NotAuthenticatedError,
+  NotFoundError,
+  NotImplementedError,
+  PreconditionFailedError,
+  type SvcError,
+  UnavailableError,
+} from "../../core/errors.ts";
+import type { AuthServiceClient } from "../../proto/generated/svc/v1/AuthService.ts";
+import { errorCodeOfGrpc } from "./errors.ts";
+import { AuthServiceClientConstructor } from "./proto.ts";
+import { type AuthClientTlsOptions, authClientCredentials } from "./tls.ts";
+
+export type { AuthServiceClient };
+
+export interface AuthClientOptions extends AuthClientTlsOptions {
+  /** "host:port" of auth. */
+  address: string;
+  /** TLS server name to verify (the DNS name in auth's certificate) when it differs from the host. */
+  serverName?: string;
+}
+
+/** A typed client; `client.close()` when done. */
+export function createAuthClient(opts: AuthClientOptions): AuthServiceClient {
+  const options: Record<string, string | number> = {};
+  if (opts.serverName) options["grpc.ssl_target_name_override"] = opts.serverName;
+  return new AuthServiceClientConstructor(opts.address, authClientCredentials(opts), options);
+}
+
+/** Call metadata for a user: `authorization: Bearer <session_id>`. */
+export function userMetadata(sessionId: string): Metadata {
+  const md = new Metadata();
+  md.set("authorization", `Bearer ${sessionId}`);
+  return md;
+}
+
+/** Call metadata for an agent / service: `x-agent-id` (the client certificate must match). */
+export function agentMetadata(agentId: string): Metadata {
+  const md = new Metadata();
+  md.set("x-agent-id", agentId);
+  return md;
+}
+
+type UnaryMethod<Req, Res> = (
+  request: Req,
+  metadata: Metadata,
+  options: CallOptions,
+  callback: (err: ServiceError | null, value?: Res) => void,
+) => unknown;
+
+/**
+ * Promise form of a unary call, errors mapped to core errors:
+ *   const s = await callUnary(client.GetSession.bind(client), {}, userMetadata(id));
+ */
+export function callUnary<Req, Res>(
+  method: UnaryMethod<Req, Res>,
+  request: Req,
+  metadata: Metadata = new Metadata(),
+  options: CallOptions = { deadline: Date.now() + 30_000 },
+): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    method(request, metadata, options, (err, value) => {
+      if (err) reject(fromGrpcError(err));
+      else if (value === undefined) reject(new UnavailableError("empty answer from auth"));
+      else resolve(value);
+    });
+  });
+}
+
+/** A gRPC error from auth as the typed core error it was on the server (message kept). */
+export function fromGrpcError(err: ServiceError): SvcError {
+  const msg = err.details || err.message;
+  switch (errorCodeOfGrpc(err)) {
+    case "not_found":
+      return new NotFoundError(msg, { cause: err });
+    case "access_denied":
+      return new AccessDeniedError(msg, { cause: err });
+    case "not_authenticated":
+      return new NotAuthenticatedError(msg, { cause: err });
+    case "already_exists":
+      return new AlreadyExistsError(msg, { cause: err });
+    case "bad_parameter":
+      return new BadParameterError(msg, { cause: err });
+    case "compare_failed":
+      return new CompareFailedError(msg, { cause: err });
+    case "limit_exceeded":
+      return new LimitExceededError(msg, { cause: err });
+    case "precondition_failed":
+      return new PreconditionFailedError(msg, { cause: err });
+    case "not_implemented":
+      return new NotImplementedError(msg, { cause: err });
+    case "unavailable":
+      return new UnavailableError(msg, { cause: err });
+    default:
+      return new BaseError("internal", "internal error", { cause: err });
+  }
+}

@@ -1,0 +1,187 @@
+// Local login: username + password -> session (or "MFA required"). Unknown users and wrong
+// passwords get the same error, and both pay one argon2id verification (a dummy hash for unknown
+// users), so neither status, body nor timing tells them apart. Failed attempts are counted per
+// name (known or not, for the same reason); after `maxFailures` within the window the name is
+// locked for `lockoutMs`, its sessions are revoked and `user.locked` is audited.
+import type { Backend } from "../../core/backend/backend.ts";
+import type { Clock } from "../../core/clock.ts";
+import {
+  BadParameterError,
+  isAlreadyExists,
+  isCompareFailed,
+  isNotFound,
+  LimitExceededError,
+  NotAuthenticatedError,
+} from "../../core/errors.ts";
+import type { JsonObject } from "../../core/json.ts";
+import { getPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from "./passwords.ts";
+import type { SessionStore, WebSession } from "./sessions.ts";
+import { hasControlChars } from "./text.ts";
+import type { WebAuthnStore } from "./webauthn.ts";
+
+export interface LockoutPolicy {
+  /** Failed attempts that lock the name. */
+  maxFailures: number;
+  /** How long failures are remembered and how long a lock lasts. */
+  lockoutMs: number;
+}
+
+export const DEFAULT_LOCKOUT: LockoutPolicy = { maxFailures: 5, lockoutMs: 15 * 60 * 1000 };
+const FAILURES_PREFIX = "login-failures/";
+const LOCK_PREFIX = "login-locks/";
+const INVALID = "invalid username or password";
+
+export type LoginResult =
+  | { kind: "session"; id: string; session: WebSession }
+  | { kind: "mfa"; username: string; mfaToken: string };
+
+export interface LocalLoginDeps {
+  backend: Backend;
+  clock: Clock;
+  sessions: SessionStore;
+  webauthn: WebAuthnStore;
+  /** May this user log in with a password at all (exists, local_login, not disabled or role-locked)? */
+  loginAllowed: (username: string) => boolean;
+  lockout?: LockoutPolicy;
+}
+
+export class LocalLogin {
+  readonly #d: LocalLoginDeps;
+  readonly #lockout: LockoutPolicy;
+  #dummy: Promise<string> | undefined;
+
+  constructor(deps: LocalLoginDeps) {
+    this.#d = deps;
+    this.#lockout = deps.lockout ?? DEFAULT_LOCKOUT;
+  }
+
+  /** Hash verified for unknown users, so their answer costs the same as a wrong password. */
+  #dummyHash(): Promise<string> {
+    this.#dummy ??= hashPassword(`dummy-${Math.random()}`);
+    return this.#dummy;
+  }
+
+  async lockedUntil(username: string): Promise<Date | undefined> {
+    try {
+      const item = await this.#d.backend.get(LOCK_PREFIX + username);
+      return new Date(String((item.value as JsonObject)["until"]));
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  async login(username: string, password: string, clientAddress: string): Promise<LoginResult> {
+    if (
+      typeof username !== "string" ||
+      username.length === 0 ||
+      username.length > 253 ||
+      hasControlChars(username) ||
+      username.includes("/")
+    ) {
+      throw new BadParameterError("username is required");
+    }
+    if (typeof password !== "string" || password.length === 0 || password.length > MAX_PASSWORD_LENGTH) {
+      throw new BadParameterError("password is required");
+    }
+    const { backend } = this.#d;
+    const fields = { client_address: clientAddress.slice(0, 128), method: "local" };
+    if (await this.lockedUntil(username)) {
+      await backend.appendAudit({
+        event_type: "user.login",
+        user_name: username,
+        success: false,
+        fields: { ...fields, reason: "locked" },
+      });
+      throw new LimitExceededError("too many failed logins; try again later");
+    }
+    const allowed = this.#d.loginAllowed(username);
+    const phc = allowed ? await getPasswordHash(backend, username) : undefined;
+    const matches = await verifyPassword(password, phc ?? (await this.#dummyHash()));
+    if (!allowed || phc === undefined || !matches) {
+      await this.#recordFailure(username, fields);
+      throw new NotAuthenticatedError(INVALID);
+    }
+    await backend.delete(FAILURES_PREFIX + username).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+    if (await this.#d.webauthn.hasDevices(username)) {
+      const mfaToken = await this.#d.webauthn.issueMfaToken(username);
+      await backend.appendAudit({
+        event_type: "user.login",
+        user_name: username,
+        success: true,
+        fields: { ...fields, mfa: "required" },
+      });
+      return { kind: "mfa", username, mfaToken };
+    }
+    return this.completeLogin(username, fields);
+  }
+
+  /** Issues the session once every factor passed (also used by the WebAuthn finish step). */
+  async completeLogin(username: string, fields: JsonObject): Promise<LoginResult> {
+    const { id, session } = await this.#d.sessions.create(username);
+    await this.#d.backend.appendAudit({
+      event_type: "user.login",
+      user_name: username,
+      success: true,
+      fields,
+    });
+    return { kind: "session", id, session };
+  }
+
+  async #recordFailure(username: string, fields: JsonObject): Promise<void> {
+    const { backend, clock } = this.#d;
+    await backend.appendAudit({
+      event_type: "user.login",
+      user_name: username,
+      success: false,
+      fields: { ...fields, reason: "invalid credentials" },
+    });
+    const key = FAILURES_PREFIX + username;
+    let count = 0;
+    // Compare-and-swap so concurrent failures on several replicas all count.
+    for (let attempt = 0; attempt < 20; attempt++) {
+      try {
+        const item = await backend.get(key);
+        count = Number((item.value as JsonObject)["count"]) + 1;
+        await backend.compareAndSwap(key, item.revision, { count }, { expires: item.expires });
+        break;
+      } catch (err) {
+        if (isNotFound(err)) {
+          try {
+            count = 1;
+            await backend.create(key, { count }, { ttlMs: this.#lockout.lockoutMs });
+            break;
+          } catch (e) {
+            if (isAlreadyExists(e)) continue;
+            throw e;
+          }
+        }
+        if (isCompareFailed(err)) continue;
+        throw err;
+      }
+    }
+    if (count < this.#lockout.maxFailures) return;
+    const until = new Date(clock.now().getTime() + this.#lockout.lockoutMs);
+    try {
+      await backend.create(LOCK_PREFIX + username, { until: until.toISOString() }, { expires: until });
+    } catch (err) {
+      if (isAlreadyExists(err)) return; // another replica locked it first and audited it
+      throw err;
+    }
+    await backend.delete(key).catch(() => undefined);
+    const revoked = await this.#d.sessions.revokeAll(username);
+    await backend.appendAudit({
+      event_type: "user.locked",
+      user_name: username,
+      success: true,
+      fields: {
+        reason: "too many failed logins",
+        failures: count,
+        locked_until: until.toISOString(),
+        sessions_revoked: revoked,
+      },
+    });
+  }
+}

@@ -1,0 +1,64 @@
+// Starts the auth gRPC listener: TLS 1.3 only, the auth interceptor, svc.v1.AuthService, the
+// standard health service and server reflection (so grpcurl works without .proto files).
+import { Server } from "@grpc/grpc-js";
+import { ReflectionService } from "@grpc/reflection";
+import { HealthImplementation } from "grpc-health-check";
+import { AUTH_SERVICE_NAME, authPackageDefinition } from "./proto.ts";
+import { AuthService, type AuthServiceDeps } from "./service.ts";
+import { type AuthServerTlsOptions, authServerCredentials } from "./tls.ts";
+
+export interface AuthServerOptions extends AuthServiceDeps {
+  tls: AuthServerTlsOptions;
+  /** Listen address; default 127.0.0.1. */
+  host?: string;
+  /** Listen port; default 3025, 0 for any free port. */
+  port?: number;
+}
+
+export interface RunningAuthServer {
+  /** The bound port (useful with port 0). */
+  port: number;
+  /** "host:port" for clients. */
+  address: string;
+  service: AuthService;
+  health: HealthImplementation;
+  server: Server;
+  /** Graceful shutdown (forced after `graceMs`). */
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function startAuthServer(opts: AuthServerOptions): Promise<RunningAuthServer> {
+  const service = new AuthService(opts);
+  const server = new Server({ interceptors: [service.interceptor()] });
+  service.addToServer(server);
+  const health = new HealthImplementation({ "": "SERVING", [AUTH_SERVICE_NAME]: "SERVING" });
+  health.addToServer(server);
+  new ReflectionService(authPackageDefinition).addToServer(server);
+
+  const host = opts.host ?? "127.0.0.1";
+  const bindHost = host.includes(":") ? `[${host}]` : host;
+  const port = await new Promise<number>((resolve, reject) => {
+    server.bindAsync(`${bindHost}:${opts.port ?? 3025}`, authServerCredentials(opts.tls), (err, p) =>
+      err ? reject(err) : resolve(p),
+    );
+  });
+  opts.logger.info({ address: `${bindHost}:${port}` }, "auth gRPC listening (TLS 1.3)");
+
+  return {
+    port,
+    address: `${bindHost}:${port}`,
+    service,
+    health,
+    server,
+    close: (graceMs = 5000) =>
+      new Promise<void>((resolve) => {
+        service.close();
+        health.setStatus("", "NOT_SERVING");
+        const timer = setTimeout(() => server.forceShutdown(), graceMs);
+        server.tryShutdown(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      }),
+  };
+}

@@ -1,0 +1,680 @@
+// AuthService: the handlers of svc.v1.AuthService, in the style of grpc-node's health service
+// (`new AuthService(deps).addToServer(server)`). Handlers only translate between wire messages and
+// the stores/core decisions; who may call what was already decided by the interceptor
+// (authz.ts), and errors are translated in errors.ts.
+import type { PeerCertificate } from "node:tls";
+import type {
+  Server,
+  ServerDuplexStream,
+  ServerInterceptor,
+  ServerReadableStream,
+  ServerUnaryCall,
+  ServerWritableStream,
+  sendUnaryData,
+} from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import type { Backend, AuditEvent as CoreAuditEvent } from "../../core/backend/backend.ts";
+import type { SshCertExtension, SshCertificate, SshCertificateRequest } from "../../core/certs/ssh-cert.ts";
+import { parseSshPublicKey, sshFingerprint } from "../../core/certs/ssh-keys.ts";
+import type { Clock } from "../../core/clock.ts";
+import {
+  AccessDeniedError,
+  BadParameterError,
+  isNotFound,
+  NotAuthenticatedError,
+  NotFoundError,
+  NotImplementedError,
+} from "../../core/errors.ts";
+import type { JsonObject } from "../../core/json.ts";
+import { type AccessChecker, accessForUser } from "../../core/rbac/index.ts";
+import type { User } from "../../core/resources/index.ts";
+import type { ResourceSource } from "../../core/sources/source.ts";
+import type { AuditEvent } from "../../proto/generated/svc/v1/AuditEvent.ts";
+import type { AuthenticateLocalResponse } from "../../proto/generated/svc/v1/AuthenticateLocalResponse.ts";
+import type { AuthServiceHandlers } from "../../proto/generated/svc/v1/AuthService.ts";
+import type { ClusterInfo } from "../../proto/generated/svc/v1/ClusterInfo.ts";
+import type { GetRecordingRequest__Output } from "../../proto/generated/svc/v1/GetRecordingRequest.ts";
+import type { GetRecordingResponse } from "../../proto/generated/svc/v1/GetRecordingResponse.ts";
+import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
+import type { RegisterUsingIAMMethodRequest__Output } from "../../proto/generated/svc/v1/RegisterUsingIAMMethodRequest.ts";
+import type { RegisterUsingIAMMethodResponse } from "../../proto/generated/svc/v1/RegisterUsingIAMMethodResponse.ts";
+import type { UploadRecordingRequest__Output } from "../../proto/generated/svc/v1/UploadRecordingRequest.ts";
+import type { UploadRecordingResponse } from "../../proto/generated/svc/v1/UploadRecordingResponse.ts";
+import type { WebAuthnRelyingParty__Output } from "../../proto/generated/svc/v1/WebAuthnRelyingParty.ts";
+import { RECORDINGS_ADMIN } from "./authz.ts";
+import { type Caller, callerLabel, callerOf } from "./caller.ts";
+import { toGrpcError } from "./errors.ts";
+import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
+import { LocalLogin, type LockoutPolicy, type LoginResult } from "./login.ts";
+import { NodeStore } from "./nodes.ts";
+import { deletePassword } from "./passwords.ts";
+import { peerIdentityFromCertificate } from "./peer.ts";
+import { authServiceDefinition } from "./proto.ts";
+import {
+  getRecordingMeta,
+  listRecordings,
+  type RecordingMeta,
+  RecordingWriter,
+  readRecording,
+} from "./recordings.ts";
+import { hashSecret, SessionStore } from "./sessions.ts";
+import { checkRelyingParty, type RelyingParty, WebAuthnStore } from "./webauthn.ts";
+
+/** CA material auth uses: the user-certificate signer and everything GetPublicKeys publishes. */
+export interface AuthKeyMaterial {
+  userCertSigner: { sign(req: SshCertificateRequest): SshCertificate };
+  publicKeys(): PublicKeys | Promise<PublicKeys>;
+}
+
+export interface AuthServiceDeps {
+  backend: Backend;
+  source: ResourceSource;
+  clock: Clock;
+  logger: Logger;
+  keys: AuthKeyMaterial;
+  cluster: {
+    clusterName: string;
+    serverVersion: string;
+    minClientVersion?: string;
+    recommendedClientVersion?: string;
+  };
+  lockout?: LockoutPolicy;
+  heartbeatIntervalSeconds?: number;
+  /** Overrides how a client certificate names its holder (default: URI SAN, see peer.ts). */
+  peerIdentity?: (cert: PeerCertificate) => PeerIdentity | undefined;
+}
+
+export const AUDIT_DEFAULT_LIMIT = 50;
+export const AUDIT_MAX_LIMIT = 500;
+/** Event types only the server writes; EmitAuditEvent refuses them. */
+const SERVER_EVENT_TYPES = new Set(["user.login", "user.locked", "cert.create", "user.logout"]);
+const CERT_BACKDATE_MS = 60_000;
+const MAX_FIELDS_JSON = 16 * 1024;
+
+type Unary<Req, Res> = (req: Req, caller: Caller, call: ServerUnaryCall<Req, Res>) => Promise<Res>;
+
+function unary<Req, Res>(fn: Unary<Req, Res>) {
+  return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
+    fn(call.request, callerOf(call.metadata), call).then(
+      (res) => callback(null, res),
+      (err: unknown) => callback(toGrpcError(err)),
+    );
+  };
+}
+
+function pageOf(limit: number, offset: number): { limit: number; offset: number } {
+  if (!Number.isInteger(offset) || offset < 0) throw new BadParameterError("offset must be >= 0");
+  if (!Number.isInteger(limit) || limit < 0) throw new BadParameterError("limit must be >= 0");
+  // 0 means "default"; above the maximum is clamped (docs/grpc.md).
+  return { limit: limit === 0 ? AUDIT_DEFAULT_LIMIT : Math.min(limit, AUDIT_MAX_LIMIT), offset };
+}
+
+function requireUser(caller: Caller): Extract<Caller, { kind: "user" }> {
+  if (caller.kind !== "user") throw new NotAuthenticatedError("this call needs a user session");
+  return caller;
+}
+
+function rpFrom(rp: WebAuthnRelyingParty__Output | null | undefined): RelyingParty {
+  return checkRelyingParty({ rpId: rp?.rp_id, rpName: rp?.rp_name, origin: rp?.origin });
+}
+
+function parseFields(json: string): JsonObject {
+  if (json === "") return {};
+  if (json.length > MAX_FIELDS_JSON) throw new BadParameterError("fields_json is too large");
+  let v: unknown;
+  try {
+    v = JSON.parse(json);
+  } catch {
+    throw new BadParameterError("fields_json must be a JSON object");
+  }
+  if (v === null || typeof v !== "object" || Array.isArray(v))
+    throw new BadParameterError("fields_json must be a JSON object");
+  return v as JsonObject;
+}
+
+function auditToWire(e: CoreAuditEvent): AuditEvent {
+  const out: AuditEvent = {
+    id: e.id,
+    time_unix_ms: e.time.getTime(),
+    event_type: e.event_type,
+    user_name: e.user_name,
+    fields_json: JSON.stringify(e.fields),
+  };
+  if (e.success !== undefined) out.success = e.success;
+  return out;
+}
+
+export class AuthService {
+  readonly #d: AuthServiceDeps;
+  readonly sessions: SessionStore;
+  readonly webauthn: WebAuthnStore;
+  readonly login: LocalLogin;
+  readonly nodes: NodeStore;
+  readonly #unsubscribe: () => void;
+
+  constructor(deps: AuthServiceDeps) {
+    this.#d = deps;
+    this.sessions = new SessionStore({ backend: deps.backend, clock: deps.clock });
+    this.webauthn = new WebAuthnStore({ backend: deps.backend, clock: deps.clock });
+    this.nodes = new NodeStore({
+      backend: deps.backend,
+      clock: deps.clock,
+      ...(deps.heartbeatIntervalSeconds ? { intervalSeconds: deps.heartbeatIntervalSeconds } : {}),
+    });
+    this.login = new LocalLogin({
+      backend: deps.backend,
+      clock: deps.clock,
+      sessions: this.sessions,
+      webauthn: this.webauthn,
+      loginAllowed: (name) =>
+        this.#activeChecker(name) !== undefined && this.#user(name)?.spec.local_login !== false,
+      ...(deps.lockout ? { lockout: deps.lockout } : {}),
+    });
+    this.#unsubscribe = deps.source.subscribe((event) => {
+      if (event.resource.kind !== "User") return;
+      const name = event.resource.metadata.name;
+      if (event.type === "delete") {
+        void this.#forgetUser(name);
+      } else if (this.#activeChecker(name) === undefined) {
+        void this.#revokeAll(name, "user disabled or locked");
+      }
+    });
+  }
+
+  // ---- identity helpers ------------------------------------------------------------------
+
+  #user(name: string): User | undefined {
+    return this.#d.source.get("User", name);
+  }
+
+  checkerFor(name: string): AccessChecker | undefined {
+    const user = this.#user(name);
+    if (!user) return undefined;
+    return accessForUser(user, (r) => this.#d.source.get("Role", r)).checker;
+  }
+
+  /** The checker of a user who may hold a session now (exists, not disabled, not role-locked). */
+  #activeChecker(name: string): AccessChecker | undefined {
+    const user = this.#user(name);
+    if (!user || user.spec.disabled) return undefined;
+    const checker = this.checkerFor(name);
+    return checker && !checker.options().locked ? checker : undefined;
+  }
+
+  #checkerOrDeny(name: string): AccessChecker {
+    const c = this.#activeChecker(name);
+    if (!c) throw new NotAuthenticatedError("invalid or expired session");
+    return c;
+  }
+
+  async #revokeAll(name: string, reason: string): Promise<void> {
+    try {
+      const n = await this.sessions.revokeAll(name);
+      if (n > 0) this.#d.logger.info({ user: name, sessions: n, reason }, "sessions revoked");
+    } catch (err) {
+      this.#d.logger.error({ err, user: name }, "revoking sessions failed");
+    }
+  }
+
+  async #forgetUser(name: string): Promise<void> {
+    await this.#revokeAll(name, "user deleted");
+    try {
+      // A later user with the same name must not inherit the credentials.
+      await deletePassword(this.#d.backend, name);
+      await this.webauthn.deleteAll(name);
+    } catch (err) {
+      this.#d.logger.error({ err, user: name }, "removing credentials of a deleted user failed");
+    }
+  }
+
+  interceptorDeps(): InterceptorDeps {
+    return {
+      sessions: this.sessions,
+      peerIdentity: this.#d.peerIdentity ?? peerIdentityFromCertificate,
+      userActive: async (name) => this.#activeChecker(name) !== undefined,
+      can: (name, resource, verb) => this.#activeChecker(name)?.can(resource, verb) ?? false,
+    };
+  }
+
+  interceptor(): ServerInterceptor {
+    return authInterceptor(this.interceptorDeps());
+  }
+
+  addToServer(server: Pick<Server, "addService">): void {
+    server.addService(authServiceDefinition, this.handlers);
+  }
+
+  close(): void {
+    this.#unsubscribe();
+  }
+
+  async #audit(event: {
+    event_type: string;
+    user_name: string;
+    success?: boolean;
+    fields?: JsonObject;
+  }): Promise<CoreAuditEvent> {
+    return this.#d.backend.appendAudit(event);
+  }
+
+  #loginAnswer(
+    r: LoginResult,
+    challenge?: { challengeId: string; optionsJson: string },
+  ): AuthenticateLocalResponse {
+    if (r.kind === "session") {
+      return {
+        session: {
+          session_id: r.id,
+          username: r.session.username,
+          roles: this.#user(r.session.username)?.spec.roles ?? [],
+          expires_unix_ms: r.session.expires.getTime(),
+          created_unix_ms: r.session.created.getTime(),
+        },
+      };
+    }
+    return {
+      mfa_required: {
+        mfa_token: r.mfaToken,
+        ...(challenge
+          ? { challenge: { challenge_id: challenge.challengeId, options_json: challenge.optionsJson } }
+          : {}),
+      },
+    };
+  }
+
+  // ---- handlers -----------------------------------------------------------------------------
+
+  readonly handlers: AuthServiceHandlers = {
+    AuthenticateLocal: unary(async (req) => {
+      const r = await this.login.login(req.username, req.password, req.client_address);
+      if (r.kind === "mfa" && req.webauthn?.rp_id) {
+        const rp = rpFrom(req.webauthn);
+        return this.#loginAnswer(
+          r,
+          await this.webauthn.beginLoginFor(r.username, rp, hashSecret(r.mfaToken)),
+        );
+      }
+      return this.#loginAnswer(r);
+    }),
+
+    IssueUserCerts: unary(async (req, caller) => {
+      const user = requireUser(caller);
+      const checker = this.#checkerOrDeny(user.username);
+      let key: ReturnType<typeof parseSshPublicKey>;
+      try {
+        key = parseSshPublicKey(req.ssh_public_key);
+      } catch (err) {
+        throw err instanceof BadParameterError ? err : new BadParameterError("ssh_public_key is malformed");
+      }
+      const principals = checker.loginsFor();
+      if (principals.length === 0) throw new AccessDeniedError("the user's roles grant no logins");
+      const opts = checker.options();
+      if (!Number.isInteger(req.ttl_seconds) || req.ttl_seconds < 0)
+        throw new BadParameterError("ttl_seconds must be >= 0");
+      const ttlMs =
+        req.ttl_seconds === 0 ? opts.maxSessionTtlMs : Math.min(req.ttl_seconds * 1000, opts.maxSessionTtlMs);
+      const now = this.#d.clock.now().getTime();
+      const extensions: SshCertExtension[] = [];
+      if (opts.permitPty) extensions.push("permit-pty");
+      if (opts.permitPortForwarding) extensions.push("permit-port-forwarding");
+      if (opts.permitAgentForwarding) extensions.push("permit-agent-forwarding");
+      if (opts.permitX11Forwarding) extensions.push("permit-X11-forwarding");
+      if (opts.permitUserRc) extensions.push("permit-user-rc");
+      // Names the user and the session by the first 16 hex of its hash (never the secret).
+      const keyId = `user=${user.username} session=${user.sessionHash.slice(0, 16)}`;
+      const validAfter = new Date(now - CERT_BACKDATE_MS);
+      const validBefore = new Date(now + ttlMs);
+      const cert = this.#d.keys.userCertSigner.sign({
+        type: "user",
+        publicKey: key.key,
+        keyId,
+        principals,
+        validAfter,
+        validBefore,
+        extensions,
+      });
+      await this.#audit({
+        event_type: "cert.create",
+        user_name: user.username,
+        success: true,
+        fields: {
+          emitted_by: callerLabel(caller),
+          cert_type: "user",
+          key_id: keyId,
+          serial: cert.serial.toString(),
+          principals,
+          valid_before: validBefore.toISOString(),
+          public_key_fingerprint: sshFingerprint(key.key),
+        },
+      });
+      const pub = await this.#d.keys.publicKeys();
+      return {
+        ssh_certificate: cert.line,
+        principals,
+        key_id: keyId,
+        valid_after_unix_ms: validAfter.getTime(),
+        valid_before_unix_ms: validBefore.getTime(),
+        host_ca_ssh_public_keys: pub.host_ca_ssh_public_keys ?? [],
+      };
+    }),
+
+    RegisterAgent: unary(async () => {
+      throw new NotImplementedError("RegisterAgent is not implemented yet");
+    }),
+    RegisterUsingIAMMethod: (
+      call: ServerDuplexStream<RegisterUsingIAMMethodRequest__Output, RegisterUsingIAMMethodResponse>,
+    ) => {
+      call.emit(
+        "error",
+        toGrpcError(new NotImplementedError("RegisterUsingIAMMethod is not implemented yet")),
+      );
+    },
+    BootstrapAgentIdentity: unary(async () => {
+      throw new NotImplementedError("BootstrapAgentIdentity is not implemented yet");
+    }),
+    RenewAgentIdentity: unary(async () => {
+      throw new NotImplementedError("RenewAgentIdentity is not implemented yet");
+    }),
+    AuthenticateSPIFFE: unary(async () => {
+      throw new NotImplementedError("AuthenticateSPIFFE is not implemented yet");
+    }),
+
+    GetSession: unary(async (_req, caller) => {
+      const user = requireUser(caller);
+      return {
+        session_id: "",
+        username: user.username,
+        roles: this.#user(user.username)?.spec.roles ?? [],
+        expires_unix_ms: user.sessionExpires.getTime(),
+        created_unix_ms: user.sessionCreated.getTime(),
+      };
+    }),
+
+    DeleteSession: unary(async (_req, caller) => {
+      const user = requireUser(caller);
+      await this.sessions.revoke(user.username, user.sessionHash);
+      await this.#audit({
+        event_type: "user.logout",
+        user_name: user.username,
+        success: true,
+        fields: { emitted_by: callerLabel(caller) },
+      });
+      return {};
+    }),
+
+    ListNodes: unary(async (_req, caller) => {
+      const checker = this.#checkerOrDeny(requireUser(caller).username);
+      const nodes = (await this.nodes.list()).filter((n) => checker.canSeeNode(n.labels));
+      return {
+        nodes: nodes.map((n) => ({
+          id: n.id,
+          hostname: n.hostname,
+          addresses: n.addresses,
+          labels: n.labels,
+          status: n.online ? "online" : "offline",
+          last_heartbeat_unix_ms: n.lastHeartbeat.getTime(),
+          version: n.version,
+        })),
+      };
+    }),
+
+    ListUsers: unary(async () => {
+      const users = this.#d.source.list("User").sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1));
+      const out = [];
+      for (const u of users) {
+        const traits: Record<string, { values: string[] }> = {};
+        for (const [k, v] of Object.entries(u.spec.traits ?? {})) traits[k] = { values: [...v] };
+        const locked = await this.login.lockedUntil(u.metadata.name);
+        out.push({
+          name: u.metadata.name,
+          roles: u.spec.roles,
+          traits,
+          webauthn_enrolled: await this.webauthn.hasDevices(u.metadata.name),
+          locked_until_unix_ms: locked ? locked.getTime() : 0,
+        });
+      }
+      return { users: out };
+    }),
+
+    ListRoles: unary(async () => ({
+      roles: this.#d.source
+        .list("Role")
+        .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))
+        .map((r) => ({ name: r.metadata.name, spec_json: JSON.stringify(r.spec) })),
+    })),
+
+    ListRecordings: unary(async (req, caller) => {
+      const user = requireUser(caller);
+      const page = pageOf(req.limit, req.offset);
+      const isAdmin = this.#checkerOrDeny(user.username).can(
+        RECORDINGS_ADMIN.resource,
+        RECORDINGS_ADMIN.verb,
+      );
+      // Non-admins: restricted server-side to their own, whatever the filter says.
+      const userFilter = isAdmin ? req.user : user.username;
+      if (!isAdmin && req.user !== "" && req.user !== user.username) return { items: [], total_count: 0 };
+      const r = await listRecordings(this.#d.backend, {
+        ...page,
+        ...(userFilter ? { user: userFilter } : {}),
+        ...(req.protocol ? { protocol: req.protocol } : {}),
+      });
+      return { items: r.items, total_count: r.total };
+    }),
+
+    SearchAuditEvents: unary(async (req) => {
+      const page = pageOf(req.limit, req.offset);
+      const r = await this.#d.backend.searchAudit({
+        ...page,
+        ...(req.type ? { type: req.type } : {}),
+        ...(req.user ? { user: req.user } : {}),
+        ...(req.start_unix_ms > 0 ? { startTime: new Date(req.start_unix_ms) } : {}),
+        ...(req.end_unix_ms > 0 ? { endTime: new Date(req.end_unix_ms) } : {}),
+      });
+      return { items: r.items.map(auditToWire), total_count: r.totalCount };
+    }),
+
+    EmitAuditEvent: unary(async (req, caller) => {
+      if (!/^[a-z][a-z0-9_.-]{0,63}$/.test(req.event_type))
+        throw new BadParameterError("event_type is malformed");
+      if (SERVER_EVENT_TYPES.has(req.event_type) || req.event_type.startsWith("auth.")) {
+        throw new BadParameterError(`event_type ${req.event_type} is written by auth only`);
+      }
+      let userName: string;
+      if (caller.kind === "user") {
+        if (req.user_name !== "" && req.user_name !== caller.username) {
+          throw new AccessDeniedError("users emit events about themselves only");
+        }
+        userName = caller.username;
+      } else {
+        if (req.user_name.length > 253) throw new BadParameterError("user_name is too long");
+        userName = req.user_name;
+      }
+      const fields = { ...parseFields(req.fields_json), emitted_by: callerLabel(caller) };
+      const event = await this.#audit({
+        event_type: req.event_type,
+        user_name: userName,
+        fields,
+        ...(req.success !== undefined ? { success: req.success } : {}),
+      });
+      return auditToWire(event);
+    }),
+
+    Heartbeat: unary(async (req, caller) => {
+      if (caller.kind !== "agent") throw new NotAuthenticatedError("agents only");
+      await this.nodes.heartbeat(caller.agentId, {
+        hostname: req.hostname,
+        addresses: req.addresses,
+        labels: req.labels,
+        version: req.version,
+      });
+      return { interval_seconds: this.nodes.intervalSeconds };
+    }),
+
+    UploadRecording: (
+      call: ServerReadableStream<UploadRecordingRequest__Output, UploadRecordingResponse>,
+      callback: sendUnaryData<UploadRecordingResponse>,
+    ) => {
+      this.#upload(call).then(
+        (res) => callback(null, res),
+        (err: unknown) => callback(toGrpcError(err)),
+      );
+    },
+
+    GetRecording: (call: ServerWritableStream<GetRecordingRequest__Output, GetRecordingResponse>) => {
+      this.#download(call).then(
+        () => call.end(),
+        (err: unknown) => call.emit("error", toGrpcError(err)),
+      );
+    },
+
+    BeginWebAuthnLogin: unary(async (req) => {
+      const c = await this.webauthn.beginLogin(req.mfa_token, rpFrom(req.relying_party));
+      return { challenge_id: c.challengeId, options_json: c.optionsJson };
+    }),
+
+    FinishWebAuthnLogin: unary(async (req) => {
+      const rp = rpFrom(req.relying_party);
+      const username = await this.webauthn.finishLogin(req.challenge_id, req.credential_json, rp);
+      // The user may have been deleted, disabled or locked out since the password step.
+      if (this.#activeChecker(username) === undefined || (await this.login.lockedUntil(username))) {
+        throw new NotAuthenticatedError("invalid username or password");
+      }
+      const r = await this.login.completeLogin(username, {
+        client_address: req.client_address.slice(0, 128),
+        method: "local+webauthn",
+      });
+      return this.#loginAnswer(r);
+    }),
+
+    BeginWebAuthnRegistration: unary(async (req, caller) => {
+      const user = requireUser(caller);
+      const c = await this.webauthn.beginRegistration(user.username, rpFrom(req.relying_party));
+      return { challenge_id: c.challengeId, options_json: c.optionsJson };
+    }),
+
+    FinishWebAuthnRegistration: unary(async (req, caller) => {
+      const user = requireUser(caller);
+      const d = await this.webauthn.finishRegistration(
+        user.username,
+        req.challenge_id,
+        req.credential_json,
+        rpFrom(req.relying_party),
+        req.device_name,
+      );
+      await this.#audit({
+        event_type: "mfa.device.add",
+        user_name: user.username,
+        success: true,
+        fields: { emitted_by: callerLabel(caller), device_name: d.name },
+      });
+      return { id: d.id, name: d.name, created_unix_ms: Date.parse(d.created), last_used_unix_ms: 0 };
+    }),
+
+    ListWebAuthnDevices: unary(async (_req, caller) => {
+      const user = requireUser(caller);
+      const devices = await this.webauthn.devices(user.username);
+      return {
+        devices: devices.map((d) => ({
+          id: d.id,
+          name: d.name,
+          created_unix_ms: Date.parse(d.created),
+          last_used_unix_ms: d.lastUsed ? Date.parse(d.lastUsed) : 0,
+        })),
+      };
+    }),
+
+    DeleteWebAuthnDevice: unary(async (req, caller) => {
+      const user = requireUser(caller);
+      if (!/^[A-Za-z0-9_-]{1,1024}$/.test(req.id)) throw new BadParameterError("id is malformed");
+      await this.webauthn.deleteDevice(user.username, req.id);
+      await this.#audit({
+        event_type: "mfa.device.delete",
+        user_name: user.username,
+        success: true,
+        fields: { emitted_by: callerLabel(caller) },
+      });
+      return {};
+    }),
+
+    GetPublicKeys: unary(async () => this.#d.keys.publicKeys()),
+
+    GetClusterInfo: unary(async (): Promise<ClusterInfo> => {
+      const c = this.#d.cluster;
+      return {
+        cluster_name: c.clusterName,
+        server_version: c.serverVersion,
+        min_client_version: c.minClientVersion ?? "",
+        recommended_client_version: c.recommendedClientVersion ?? c.serverVersion,
+      };
+    }),
+  };
+
+  async #upload(
+    call: ServerReadableStream<UploadRecordingRequest__Output, UploadRecordingResponse>,
+  ): Promise<UploadRecordingResponse> {
+    const caller = callerOf(call.metadata);
+    if (caller.kind !== "agent") throw new NotAuthenticatedError("agents only");
+    let writer: RecordingWriter | undefined;
+    try {
+      for await (const msg of call as AsyncIterable<UploadRecordingRequest__Output>) {
+        if (!writer) {
+          const m = msg.metadata;
+          if (msg.part !== "metadata" || !m)
+            throw new BadParameterError("the first message must be metadata");
+          const node =
+            (await this.nodes.list()).find((n) => n.id === caller.agentId)?.hostname ?? caller.agentId;
+          const w = new RecordingWriter(this.#d.backend, {
+            id: m.id,
+            user_name: m.user_name,
+            protocol: m.protocol,
+            node,
+            login: m.login,
+            start_unix_ms: m.start_unix_ms,
+            end_unix_ms: m.end_unix_ms,
+            format: m.format,
+          });
+          await w.begin();
+          writer = w;
+          continue;
+        }
+        if (msg.part !== "chunk" || !msg.chunk)
+          throw new BadParameterError("messages after metadata must be chunks");
+        await writer.write(msg.chunk);
+      }
+      if (!writer) throw new BadParameterError("no metadata received");
+      const meta = await writer.finish();
+      return { id: meta.id, size_bytes: meta.size_bytes };
+    } catch (err) {
+      await writer?.abort();
+      throw err;
+    }
+  }
+
+  async #download(
+    call: ServerWritableStream<GetRecordingRequest__Output, GetRecordingResponse>,
+  ): Promise<void> {
+    const user = requireUser(callerOf(call.metadata));
+    let meta: RecordingMeta;
+    try {
+      meta = await getRecordingMeta(this.#d.backend, call.request.id);
+    } catch (err) {
+      if (isNotFound(err)) throw new NotFoundError("recording not found");
+      throw err;
+    }
+    const isAdmin = this.#checkerOrDeny(user.username).can(RECORDINGS_ADMIN.resource, RECORDINGS_ADMIN.verb);
+    // Someone else's recording is "not found" to a non-admin (no existence oracle).
+    if (!isAdmin && meta.user_name !== user.username) throw new NotFoundError("recording not found");
+    await writeMessage(call, { metadata: meta });
+    for await (const chunk of readRecording(this.#d.backend, meta.id)) {
+      await writeMessage(call, { chunk });
+    }
+  }
+}
+
+/** Writes with back-pressure: waits for drain when the stream's buffer is full. */
+function writeMessage<T>(call: ServerWritableStream<unknown, T>, msg: T): Promise<void> {
+  return new Promise((resolve) => {
+    if (call.write(msg)) resolve();
+    else call.once("drain", () => resolve());
+  });
+}

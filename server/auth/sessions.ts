@@ -1,0 +1,103 @@
+// Web sessions: 256-bit random IDs handed to the client once; the backend stores only their
+// SHA-256, so a copy of the database yields no usable session. Lifetime 12 h. A second key per
+// user indexes the sessions so that deleting or locking a user revokes all of them on every
+// replica that shares the backend.
+import { createHash, randomBytes } from "node:crypto";
+import type { Backend } from "../../core/backend/backend.ts";
+import type { Clock } from "../../core/clock.ts";
+import { isNotFound, NotAuthenticatedError } from "../../core/errors.ts";
+import type { JsonObject } from "../../core/json.ts";
+
+export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
+const SESSION_PREFIX = "web-sessions/";
+const USER_INDEX_PREFIX = "user-sessions/";
+
+export interface WebSession {
+  username: string;
+  /** SHA-256 hex of the session ID. */
+  hash: string;
+  created: Date;
+  expires: Date;
+}
+
+export function hashSecret(secret: string): string {
+  return createHash("sha256").update(secret).digest("hex");
+}
+
+/** Random URL-safe secret with `bytes` bytes of entropy. */
+export function randomSecret(bytes = 32): string {
+  return randomBytes(bytes).toString("base64url");
+}
+
+// Session IDs are base64url of 32 bytes; anything else is rejected before touching the backend.
+const SESSION_ID_PATTERN = /^[A-Za-z0-9_-]{43}$/;
+
+export class SessionStore {
+  readonly #backend: Backend;
+  readonly #clock: Clock;
+  readonly #ttlMs: number;
+
+  constructor(deps: { backend: Backend; clock: Clock; ttlMs?: number }) {
+    this.#backend = deps.backend;
+    this.#clock = deps.clock;
+    this.#ttlMs = deps.ttlMs ?? SESSION_TTL_MS;
+  }
+
+  /** Creates a session; the returned `id` is the only copy of the secret. */
+  async create(username: string): Promise<{ id: string; session: WebSession }> {
+    const id = randomSecret(32);
+    const hash = hashSecret(id);
+    const created = this.#clock.now();
+    const expires = new Date(created.getTime() + this.#ttlMs);
+    const value: JsonObject = { username, created: created.toISOString(), expires: expires.toISOString() };
+    await this.#backend.create(SESSION_PREFIX + hash, value, { expires });
+    await this.#backend.put(`${USER_INDEX_PREFIX}${username}/${hash}`, { hash }, { expires });
+    return { id, session: { username, hash, created, expires } };
+  }
+
+  /** The live session for a bearer secret; NotAuthenticatedError when unknown, expired or revoked. */
+  async validate(id: string): Promise<WebSession> {
+    if (!SESSION_ID_PATTERN.test(id)) throw new NotAuthenticatedError("invalid or expired session");
+    const hash = hashSecret(id);
+    try {
+      const item = await this.#backend.get(SESSION_PREFIX + hash);
+      const v = item.value as JsonObject;
+      const expires = new Date(String(v["expires"]));
+      // The backend hides expired items too; this guards a clock skew between replicas.
+      if (expires.getTime() <= this.#clock.now().getTime()) {
+        throw new NotAuthenticatedError("invalid or expired session");
+      }
+      return { username: String(v["username"]), hash, created: new Date(String(v["created"])), expires };
+    } catch (err) {
+      if (isNotFound(err)) throw new NotAuthenticatedError("invalid or expired session");
+      throw err;
+    }
+  }
+
+  /** Revokes one session by its hash (logout). */
+  async revoke(username: string, hash: string): Promise<void> {
+    await this.#backend.delete(SESSION_PREFIX + hash).catch(ignoreNotFound);
+    await this.#backend.delete(`${USER_INDEX_PREFIX}${username}/${hash}`).catch(ignoreNotFound);
+  }
+
+  /** Revokes every session of a user (deletion, lock); returns how many were live. */
+  async revokeAll(username: string): Promise<number> {
+    const index = await this.#backend.range(`${USER_INDEX_PREFIX}${username}/`);
+    let n = 0;
+    for (const item of index) {
+      const hash = item.key.slice(item.key.lastIndexOf("/") + 1);
+      try {
+        await this.#backend.delete(SESSION_PREFIX + hash);
+        n++;
+      } catch (err) {
+        ignoreNotFound(err);
+      }
+    }
+    await this.#backend.deleteRange(`${USER_INDEX_PREFIX}${username}/`);
+    return n;
+  }
+}
+
+function ignoreNotFound(err: unknown): void {
+  if (!isNotFound(err)) throw err;
+}
