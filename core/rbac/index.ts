@@ -9,5 +9,12 @@ export {
   type UserAccess,
 } from "./access-checker.ts";
 export { allowMatches, denyMatches, type LabelSelector, type NodeLabels } from "./labels.ts";
-export { compileAnchored, globMatch, isRegexValue, MAX_MATCH_INPUT, matchValue } from "./match.ts";
+export {
+  compileAnchored,
+  globMatch,
+  isRegexValue,
+  isSafePattern,
+  MAX_MATCH_INPUT,
+  matchValue,
+} from "./match.ts";
 export { expandLogin, type ParsedLogin, parseLogin, type TraitNamespace, type Traits } from "./template.ts";

@@ -25,10 +25,52 @@ export function isRegexValue(value: string): boolean {
   return value.length >= 2 && value.startsWith("^") && value.endsWith("$");
 }
 
-/** The anchored RegExp for a ^...$ value (alternations stay inside the anchors), or null if it does not compile. */
+// A quantified group that itself contains a quantifier or an alternation ("(a+)+", "(a|a)*") or a
+// back-reference can backtrack exponentially; such patterns are refused rather than run on input
+// that nodes send. A small scanner (escapes and character classes skipped) finds them.
+const BACK_REFERENCE = /\\[1-9]|\\k</;
+
+/** False for patterns this module refuses to run (catastrophic backtracking risk). */
+export function isSafePattern(inner: string): boolean {
+  if (BACK_REFERENCE.test(inner)) return false;
+  // Per open group: does it contain a quantifier or an alternation ("(a|a)*" backtracks too)?
+  const groups: boolean[] = [];
+  let inClass = false;
+  for (let i = 0; i < inner.length; i++) {
+    const ch = inner[i];
+    if (ch === "\\") {
+      i++;
+      continue;
+    }
+    if (inClass) {
+      if (ch === "]") inClass = false;
+      continue;
+    }
+    if (ch === "[") inClass = true;
+    else if (ch === "(") groups.push(false);
+    else if (ch === "*" || ch === "+" || ch === "{" || ch === "|") {
+      if (groups.length > 0) groups[groups.length - 1] = true;
+    } else if (ch === ")") {
+      const hadQuantifier = groups.pop() ?? false;
+      const next = inner[i + 1];
+      const quantified = next === "*" || next === "+" || next === "{";
+      if (hadQuantifier && quantified) return false;
+      if (hadQuantifier && groups.length > 0) groups[groups.length - 1] = true;
+    }
+  }
+  return true;
+}
+
+/**
+ * The anchored RegExp for a ^...$ value (alternations stay inside the anchors), or null if it
+ * does not compile or is refused by isSafePattern.
+ */
 export function compileAnchored(value: string): RegExp | null {
   const inner = value.slice(1, -1);
-  return cached(`re:${value}`, () => new RegExp(`^(?:${inner})$`));
+  return cached(`re:${value}`, () => {
+    if (!isSafePattern(inner)) throw new Error("unsafe pattern");
+    return new RegExp(`^(?:${inner})$`);
+  });
 }
 
 /** Exact, "*" (anything) or ^regex$ against one value. */

@@ -24,7 +24,9 @@ function conditionProblems(where: string, c: RoleConditions | undefined): string
     values.forEach((v, i) => {
       const at = Array.isArray(value) ? `[${i}]` : "";
       if (isRegexValue(v) && compileAnchored(v) === null) {
-        out.push(`${where}.node_labels[${JSON.stringify(key)}]${at}: regular expression does not compile`);
+        out.push(
+          `${where}.node_labels[${JSON.stringify(key)}]${at}: regular expression does not compile (or nests quantifiers)`,
+        );
       }
     });
     if (key === "*" && !values.includes("*"))
