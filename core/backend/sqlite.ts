@@ -122,9 +122,11 @@ export class SqliteBackend implements Backend {
     const text = encodeValue(value);
     const expires = resolveExpiry(opts, this.#clock);
     return this.#write(() => {
-      this.#expectRevision(key, expectedRevision);
+      // Guarded UPDATE first; only a miss pays for the lookup that explains it (and rolls back).
       const revision = this.#nextRevision();
-      return toItem(must(this.#stmts.upsert.get(key, text, revision, expires)));
+      const row = this.#stmts.cas.get(text, revision, expires, key, expectedRevision, this.#now());
+      if (row === undefined) this.#expectRevision(key, expectedRevision);
+      return toItem(must(row));
     });
   }
 
@@ -210,7 +212,7 @@ export class SqliteBackend implements Backend {
     }
     const cond = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
     // One read transaction: the count and the page come from the same snapshot.
-    return this.#tx("BEGIN", () => {
+    return this.#tx(this.#stmts.begin, () => {
       const total = num(
         must(this.#db.prepare(`SELECT count(*) AS n FROM audit_events ${cond}`).get(...params)).n,
       );
@@ -259,18 +261,18 @@ export class SqliteBackend implements Backend {
   }
 
   #write<T>(fn: () => T): T {
-    return this.#tx("BEGIN IMMEDIATE", fn);
+    return this.#tx(this.#stmts.beginImmediate, fn);
   }
 
-  #tx<T>(begin: string, fn: () => T): T {
+  #tx<T>(begin: StatementSync, fn: () => T): T {
     return this.#run(() => {
-      this.#db.exec(begin);
+      begin.run();
       try {
         const result = fn();
-        this.#db.exec("COMMIT");
+        this.#stmts.commit.run();
         return result;
       } catch (err) {
-        if (this.#db.isTransaction) this.#db.exec("ROLLBACK");
+        if (this.#db.isTransaction) this.#stmts.rollback.run();
         throw err;
       }
     });
@@ -306,6 +308,14 @@ function prepareStatements(db: DatabaseSync) {
   return {
     nextRevision: p("UPDATE revision_seq SET value = value + 1 WHERE id = 1 RETURNING value"),
     get: p(`SELECT ${cols} FROM items WHERE key = ? AND ${visible}`),
+    cas: p(
+      `UPDATE items SET value = ?, revision = ?, expires = ? WHERE key = ? AND revision = ? AND ${visible}
+       RETURNING ${cols}`,
+    ),
+    begin: p("BEGIN"),
+    beginImmediate: p("BEGIN IMMEDIATE"),
+    commit: p("COMMIT"),
+    rollback: p("ROLLBACK"),
     upsert: p(
       `INSERT INTO items (key, value, revision, expires) VALUES (?, ?, ?, ?)
        ON CONFLICT (key) DO UPDATE SET value = excluded.value, revision = excluded.revision,
