@@ -344,3 +344,17 @@ describe("kindInfo and public views", () => {
     expect(publicConnectorView(c)).toEqual({ name: "github", type: "github", display_name: "GitHub" });
   });
 });
+
+describe("validateResource robustness", () => {
+  const junk: unknown[] = [null, 1, "x", [], {}, { a: 1 }, [1, "a"], true];
+  it.each(RESOURCE_KINDS)("%s: junk metadata/spec/status never throws and never validates", (kind) => {
+    for (const metadata of junk) {
+      for (const spec of junk) {
+        for (const status of junk) {
+          const result = validateResource({ apiVersion: "svc.dev/v1", kind, metadata, spec, status });
+          expect(result.ok).toBe(false);
+        }
+      }
+    }
+  });
+});
