@@ -3,6 +3,7 @@
 import pg from "pg";
 import { afterAll, describe, expect, it } from "vitest";
 import { backendConformance } from "../core/backend/conformance.ts";
+import { openBackend } from "../core/backend/index.ts";
 import { PostgresBackend } from "../core/backend/postgres.ts";
 import { postgresMigrations } from "../core/backend/postgres-schema.ts";
 import { ManualClock } from "../core/clock.ts";
@@ -97,5 +98,19 @@ describe("postgres specifics", () => {
     await expect(
       PostgresBackend.open({ connectionString: url, clock, schema: "bad; DROP TABLE x" }),
     ).rejects.toThrow(/schema/);
+  });
+
+  it("openBackend opens PostgreSQL from configuration", async () => {
+    const schema = freshSchema("config");
+    const backend = await openBackend(
+      { type: "postgres", connectionString: url, schema, sweepIntervalMs: 0 },
+      { clock: new ManualClock() },
+    );
+    try {
+      expect(backend).toBeInstanceOf(PostgresBackend);
+      expect((await backend.put("/k", "v")).value).toBe("v");
+    } finally {
+      await backend.close();
+    }
   });
 });

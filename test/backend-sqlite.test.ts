@@ -6,9 +6,11 @@ import { join } from "node:path";
 import { DatabaseSync } from "node:sqlite";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { backendConformance } from "../core/backend/conformance.ts";
+import { openBackend } from "../core/backend/index.ts";
 import { SqliteBackend } from "../core/backend/sqlite.ts";
 import { sqliteMigrations } from "../core/backend/sqlite-schema.ts";
 import { ManualClock } from "../core/clock.ts";
+import { BadParameterError, UnavailableError } from "../core/errors.ts";
 
 let dir = "";
 let seq = 0;
@@ -78,5 +80,43 @@ describe("sqlite file specifics", () => {
       raw.close();
       await backend.close();
     }
+  });
+
+  it("a writer that outwaits busy_timeout gets UnavailableError, then succeeds once the lock is gone", async () => {
+    const path = join(dir, "busy.db");
+    const backend = new SqliteBackend({
+      path,
+      clock: new ManualClock(),
+      sweepIntervalMs: 0,
+      busyTimeoutMs: 50,
+    });
+    const other = new DatabaseSync(path);
+    try {
+      other.exec("BEGIN IMMEDIATE");
+      await expect(backend.put("/k", 1)).rejects.toBeInstanceOf(UnavailableError);
+      other.exec("ROLLBACK");
+      expect((await backend.put("/k", 1)).value).toBe(1);
+    } finally {
+      other.close();
+      await backend.close();
+    }
+  });
+
+  it("openBackend opens SQLite from configuration and refuses an unknown type", async () => {
+    const backend = await openBackend(
+      { type: "sqlite", path: join(dir, "config.db") },
+      { clock: new ManualClock() },
+    );
+    try {
+      expect(backend).toBeInstanceOf(SqliteBackend);
+      expect((await backend.put("/k", "v")).value).toBe("v");
+    } finally {
+      await backend.close();
+    }
+    await expect(
+      openBackend({ type: "etcd" } as unknown as Parameters<typeof openBackend>[0], {
+        clock: new ManualClock(),
+      }),
+    ).rejects.toBeInstanceOf(BadParameterError);
   });
 });
