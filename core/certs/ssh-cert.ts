@@ -1,7 +1,7 @@
 // OpenSSH certificates (PROTOCOL.certkeys): build and sign with an Ed25519 CA, parse strictly, and
 // verify against trusted CA keys the way sshd does (type, window, principal, source-address).
 
-import { type KeyObject, randomBytes, sign, verify } from "node:crypto";
+import { KeyObject, randomFillSync, sign, verify } from "node:crypto";
 import { BlockList, isIP } from "node:net";
 import type { Clock } from "../clock.ts";
 import { AccessDeniedError, BadParameterError, NotAuthenticatedError } from "../errors.ts";
@@ -10,11 +10,11 @@ import {
   parseSshPublicKeyBlob,
   readKeyBody,
   type SshKeyType,
+  type SshPublicKey,
   sshKeyType,
   sshPublicKeyBlob,
-  writeKeyBody,
 } from "./ssh-keys.ts";
-import { packStrings, SshReader, SshWriter, unpackStrings } from "./ssh-wire.ts";
+import { SshReader, SshWriter, unpackStrings } from "./ssh-wire.ts";
 
 export type SshCertType = "user" | "host";
 
@@ -43,8 +43,8 @@ const MAX_PRINCIPALS = 256;
 
 export interface SshCertificateRequest {
   type: SshCertType;
-  /** subject public key: a KeyObject or an OpenSSH public key line */
-  publicKey: KeyObject | string;
+  /** subject public key: a KeyObject, an OpenSSH public key line, or a parsed one */
+  publicKey: KeyObject | string | SshPublicKey;
   keyId: string;
   principals: readonly string[];
   validAfter: Date;
@@ -63,7 +63,7 @@ export interface SshCertificate {
   /** certificate in SSH wire encoding */
   blob: Buffer;
   /** "<cert type> <base64> <key id>", the content of an id_*-cert.pub file */
-  line: string;
+  readonly line: string;
   serial: bigint;
 }
 
@@ -121,6 +121,59 @@ const toU64Seconds = (d: Date, what: string): bigint => {
   return BigInt(Math.floor(ms / 1000));
 };
 
+const EMPTY = Buffer.alloc(0);
+
+// Nonces and serials come from a pooled random buffer: one randomFillSync per ~100 certificates.
+let pool = Buffer.alloc(0);
+let poolPos = 0;
+function randomChunk(n: number): Buffer {
+  if (poolPos + n > pool.length) {
+    pool = randomFillSync(Buffer.allocUnsafe(4096));
+    poolPos = 0;
+  }
+  const out = pool.subarray(poolPos, poolPos + n);
+  poolPos += n;
+  return out;
+}
+
+const blobCache = new WeakMap<KeyObject, Buffer>();
+
+/** The subject key's type and the key fields after the type name, without re-encoding a parsed key. */
+function subjectKey(k: KeyObject | string | SshPublicKey): { keyType: SshKeyType; body: Buffer } {
+  let blob: Buffer;
+  let keyType: SshKeyType;
+  if (typeof k === "string" || !(k instanceof KeyObject)) {
+    const parsed = typeof k === "string" ? parseSshPublicKey(k) : k;
+    blob = parsed.blob;
+    keyType = parsed.type;
+  } else {
+    keyType = sshKeyType(k);
+    blob = blobCache.get(k) ?? sshPublicKeyBlob(k);
+    blobCache.set(k, blob);
+  }
+  return { keyType, body: blob.subarray(4 + keyType.length) };
+}
+
+/** A signed certificate; the text line is built on first use. */
+class IssuedCertificate implements SshCertificate {
+  readonly blob: Buffer;
+  readonly serial: bigint;
+  readonly #certType: string;
+  readonly #keyId: string;
+  constructor(blob: Buffer, certType: string, keyId: string, serial: bigint) {
+    this.blob = blob;
+    this.serial = serial;
+    this.#certType = certType;
+    this.#keyId = keyId;
+  }
+  get line(): string {
+    return `${this.#certType} ${this.blob.toString("base64")} ${this.#keyId.replace(/\s/g, "_")}`;
+  }
+  toJSON(): { line: string; serial: string } {
+    return { line: this.line, serial: this.serial.toString() };
+  }
+}
+
 /** Signs certificates with one Ed25519 CA key; caches the CA's wire blob (done once, not per cert). */
 export class SshCertSigner {
   readonly #caKey: KeyObject;
@@ -132,6 +185,26 @@ export class SshCertSigner {
     this.#caKey = caPrivateKey;
     this.#caBlob = sshPublicKeyBlob(caPrivateKey);
   }
+  readonly #extCache = new Map<string, Buffer>();
+
+  /** Encoded extensions section, sorted and de-duplicated; cached per set (at most 2^5 sets). */
+  #extensions(list: readonly SshCertExtension[]): Buffer {
+    const cacheKey = list.join(",");
+    const hit = this.#extCache.get(cacheKey);
+    if (hit) return hit;
+    const names = [...new Set(list)];
+    for (const n of names) {
+      if (!(SSH_CERT_EXTENSIONS as readonly string[]).includes(n))
+        throw new BadParameterError(`unknown extension ${JSON.stringify(n)}`);
+    }
+    names.sort();
+    const w = new SshWriter();
+    for (const n of names) w.string(n).uint32(0);
+    const out = w.toBuffer();
+    if (this.#extCache.size < 256) this.#extCache.set(cacheKey, out);
+    return out;
+  }
+
   /** the CA public key in wire encoding */
   get publicKeyBlob(): Buffer {
     return this.#caBlob;
@@ -140,8 +213,7 @@ export class SshCertSigner {
   sign(req: SshCertificateRequest): SshCertificate {
     if (req.type !== "user" && req.type !== "host")
       throw new BadParameterError("certificate type must be user or host");
-    const subject = typeof req.publicKey === "string" ? parseSshPublicKey(req.publicKey).key : req.publicKey;
-    const keyType = sshKeyType(subject);
+    const { keyType, body } = subjectKey(req.publicKey);
     const keyId = checkText(req.keyId, "key id");
     if (
       !Array.isArray(req.principals) ||
@@ -155,11 +227,12 @@ export class SshCertSigner {
     const after = toU64Seconds(req.validAfter, "valid after");
     const before = toU64Seconds(req.validBefore, "valid before");
     if (before <= after) throw new BadParameterError("valid before must be later than valid after");
-    const serial = req.serial ?? randomBytes(8).readBigUInt64BE() >> 1n;
+    const rnd = randomChunk(40);
+    const serial = req.serial ?? rnd.readBigUInt64BE(32) >> 1n;
     if (serial < 0n || serial > MAX_U64) throw new BadParameterError("serial must fit in 64 bits");
 
-    const critical = new SshWriter();
-    const exts = new SshWriter();
+    let critical: Buffer = EMPTY;
+    let exts: Buffer = EMPTY;
     if (req.type === "host") {
       if (
         req.forceCommand !== undefined ||
@@ -169,49 +242,84 @@ export class SshCertSigner {
         throw new BadParameterError("host certificates carry no critical options or extensions");
       }
     } else {
-      // Names are written in lexical order, as OpenSSH requires.
-      if (req.forceCommand !== undefined) {
-        critical
-          .string("force-command")
-          .bytes(new SshWriter().string(checkText(req.forceCommand, "force-command", 4096)).toBuffer());
+      if (req.forceCommand !== undefined || req.sourceAddress !== undefined) {
+        // Names are written in lexical order, as OpenSSH requires.
+        const w = new SshWriter();
+        if (req.forceCommand !== undefined) {
+          w.string("force-command").bytes(
+            new SshWriter().string(checkText(req.forceCommand, "force-command", 4096)).toBuffer(),
+          );
+        }
+        if (req.sourceAddress !== undefined) {
+          w.string("source-address").bytes(
+            new SshWriter().string(checkSourceAddresses(req.sourceAddress)).toBuffer(),
+          );
+        }
+        critical = w.toBuffer();
       }
-      if (req.sourceAddress !== undefined) {
-        critical
-          .string("source-address")
-          .bytes(new SshWriter().string(checkSourceAddresses(req.sourceAddress)).toBuffer());
-      }
-      const names = [...new Set(req.extensions ?? [])];
-      for (const n of names) {
-        if (!(SSH_CERT_EXTENSIONS as readonly string[]).includes(n))
-          throw new BadParameterError(`unknown extension ${JSON.stringify(n)}`);
-      }
-      names.sort();
-      for (const n of names) exts.string(n).uint32(0);
+      exts = this.#extensions(req.extensions ?? []);
     }
 
-    const w = new SshWriter().string(CERT_TYPES[keyType]).bytes(randomBytes(32));
-    writeKeyBody(w, subject, keyType);
-    w.uint64(serial)
-      .uint32(req.type === "user" ? 1 : 2)
-      .string(keyId)
-      .bytes(packStrings(req.principals))
-      .uint64(after)
-      .uint64(before)
-      .bytes(critical.toBuffer())
-      .bytes(exts.toBuffer())
-      .uint32(0)
-      .bytes(this.#caBlob);
-    const signed = w.toBuffer();
-    const sig = new SshWriter()
-      .string("ssh-ed25519")
-      .bytes(sign(null, signed, this.#caKey))
-      .toBuffer();
-    const blob = Buffer.concat([signed, new SshWriter().bytes(sig).toBuffer()]);
-    return {
-      blob,
-      line: `${CERT_TYPES[keyType]} ${blob.toString("base64")} ${keyId.replace(/\s/g, "_")}`,
-      serial,
+    // One exact-size buffer: the signed part, then room for the signature string.
+    const certType = CERT_TYPES[keyType];
+    const sigLen = 4 + (4 + 11) + (4 + 64);
+    let principalsLen = 0;
+    for (const p of req.principals) principalsLen += 4 + Buffer.byteLength(p);
+    const signedLen =
+      4 +
+      certType.length +
+      36 +
+      body.length +
+      8 +
+      4 +
+      4 +
+      Buffer.byteLength(keyId) +
+      4 +
+      principalsLen +
+      16 +
+      4 +
+      critical.length +
+      4 +
+      exts.length +
+      4 +
+      4 +
+      this.#caBlob.length;
+    const blob = Buffer.allocUnsafe(signedLen + sigLen);
+    let o = 0;
+    const u32 = (v: number): void => {
+      o = blob.writeUInt32BE(v, o);
     };
+    const str = (v: string): void => {
+      const n = blob.write(v, o + 4, "utf8");
+      u32(n);
+      o += n;
+    };
+    const bytes = (v: Uint8Array): void => {
+      u32(v.length);
+      blob.set(v, o);
+      o += v.length;
+    };
+    str(certType);
+    bytes(rnd.subarray(0, 32));
+    blob.set(body, o);
+    o += body.length;
+    o = blob.writeBigUInt64BE(serial, o);
+    u32(req.type === "user" ? 1 : 2);
+    str(keyId);
+    u32(principalsLen);
+    for (const p of req.principals) str(p);
+    o = blob.writeBigUInt64BE(after, o);
+    o = blob.writeBigUInt64BE(before, o);
+    bytes(critical);
+    bytes(exts);
+    u32(0);
+    bytes(this.#caBlob);
+    const signature = sign(null, blob.subarray(0, o), this.#caKey);
+    u32(4 + 11 + 4 + signature.length);
+    str("ssh-ed25519");
+    bytes(signature);
+    if (o !== blob.length) throw new Error("certificate length mismatch");
+    return new IssuedCertificate(blob, certType, keyId, serial);
   }
 }
 
