@@ -1,0 +1,326 @@
+// The node agent's SSH server (ssh2, patched to present a host certificate). It accepts only user
+// certificates from the user CA (see cert-login.ts), runs sessions as the certificate's login
+// (as root: any login through setpriv; otherwise only the agent's own user) and reports every
+// refusal and every session to the audit sink. Nothing else is served: no password, no plain
+// keys, no port forwarding, no agent or X11 forwarding, no subsystems.
+
+import type { KeyObject } from "node:crypto";
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import ssh2, { type AuthContext, type Connection, type ServerChannel, type Session } from "ssh2";
+import type { ParsedSshCertificate } from "../../core/certs/ssh-cert.ts";
+import type { Clock } from "../../core/clock.ts";
+import { BadParameterError } from "../../core/errors.ts";
+import { ssh2PrivateKey } from "../../core/sshclient/ssh2-key.ts";
+import "../../core/sshclient/ssh2-patch-types.ts";
+import { verifyCertLogin } from "./cert-login.ts";
+import { getentPasswd, type PasswdEntry, type PasswdLookup } from "./passwd.ts";
+import { type ExitInfo, type PtyRequest, startSessionProcess } from "./session-process.ts";
+
+export type AgentSshAuditEvent =
+  | {
+      type: "ssh.auth.refused";
+      login: string;
+      remoteAddress: string;
+      method: string;
+      reason: string;
+      /** the certificate's key id, when a certificate was presented */
+      keyId?: string;
+    }
+  | { type: "ssh.auth"; login: string; remoteAddress: string; keyId: string; serial: string }
+  | {
+      type: "session.start";
+      sessionId: string;
+      login: string;
+      keyId: string;
+      remoteAddress: string;
+      /** the command run; undefined for an interactive shell */
+      command?: string;
+      tty: boolean;
+    }
+  | { type: "session.end"; sessionId: string; login: string; keyId: string; exit: ExitInfo };
+
+/** What a session recorder sees; returned by SessionObserver.start. */
+export interface SessionSink {
+  output(data: Buffer): void;
+  resize(cols: number, rows: number): void;
+  end(exit: ExitInfo): void;
+}
+
+export interface SessionInfo {
+  sessionId: string;
+  login: string;
+  keyId: string;
+  remoteAddress: string;
+  command?: string;
+  pty?: PtyRequest;
+}
+
+export interface SessionObserver {
+  start(info: SessionInfo): SessionSink | undefined;
+}
+
+export interface AgentSshServerOptions {
+  /** the node's host private key (KeyObject or PEM) */
+  hostKey: KeyObject | string;
+  /** the OpenSSH host certificate for hostKey, issued by the host CA */
+  hostCertificate: string;
+  /** current user CA public keys (called per login, so a CA rotation needs no restart) */
+  trustedUserCaKeys: () => readonly (KeyObject | Uint8Array | string)[];
+  clock: Clock;
+  logger: Logger;
+  audit: (event: AgentSshAuditEvent) => void;
+  observer?: SessionObserver;
+  /** passwd lookup; default `getent passwd` */
+  lookupUser?: PasswdLookup;
+  /** the agent's own uid; default process.getuid() */
+  processUid?: number;
+  /** failed authentication attempts before the connection is dropped; default 6 */
+  maxAuthTries?: number;
+  /** PATH given to sessions */
+  sessionPath?: string;
+}
+
+const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+interface LoggedIn {
+  cert: ParsedSshCertificate;
+  user: PasswdEntry;
+  dropPrivileges: boolean;
+}
+
+/**
+ * Which OS user a login may run as. Root may become anyone in passwd; any other agent only
+ * serves its own user, since it cannot switch.
+ */
+export async function resolveLoginUser(
+  login: string,
+  processUid: number,
+  lookup: PasswdLookup,
+): Promise<{ user: PasswdEntry; dropPrivileges: boolean }> {
+  const user = await lookup(login);
+  if (!user) throw new BadParameterError(`login ${JSON.stringify(login)} does not exist on this node`);
+  if (processUid === 0) return { user, dropPrivileges: user.uid !== 0 };
+  if (user.uid !== processUid) {
+    throw new BadParameterError(`this agent is not root and can only serve its own user`);
+  }
+  return { user, dropPrivileges: false };
+}
+
+export class AgentSshServer {
+  readonly #opts: AgentSshServerOptions;
+  readonly #server: InstanceType<typeof ssh2.Server>;
+  readonly #connections = new Set<Connection>();
+
+  constructor(opts: AgentSshServerOptions) {
+    this.#opts = opts;
+    this.#server = new ssh2.Server(
+      { hostKeys: [{ key: ssh2PrivateKey(opts.hostKey), certificate: opts.hostCertificate }] },
+      (conn, info) => this.#onConnection(conn, info.ip),
+    );
+    this.#server.on("error", (err: Error) => opts.logger.warn({ err: err.message }, "ssh server error"));
+  }
+
+  /** Listens (port 0: a free port); resolves with the bound address. */
+  async listen(port = 0, host = "127.0.0.1"): Promise<{ host: string; port: number }> {
+    await new Promise<void>((resolve, reject) => {
+      this.#server.once("error", reject);
+      this.#server.listen(port, host, () => {
+        this.#server.off("error", reject);
+        resolve();
+      });
+    });
+    const addr = this.#server.address();
+    if (!addr || typeof addr === "string") throw new Error("ssh server has no TCP address");
+    return { host: addr.address, port: addr.port };
+  }
+
+  /** Stops listening and ends every open connection (their sessions' processes get SIGHUP). */
+  async close(): Promise<void> {
+    for (const c of this.#connections) c.end();
+    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  #onConnection(conn: Connection, remoteAddress: string): void {
+    const o = this.#opts;
+    this.#connections.add(conn);
+    let failures = 0;
+    let loggedIn: LoggedIn | undefined;
+    const maxTries = o.maxAuthTries ?? 6;
+
+    const refuse = (ctx: AuthContext, reason: string, keyId?: string): void => {
+      o.audit({
+        type: "ssh.auth.refused",
+        login: ctx.username,
+        remoteAddress,
+        method: ctx.method,
+        reason,
+        ...(keyId !== undefined ? { keyId } : {}),
+      });
+      failures++;
+      ctx.reject(["publickey"]);
+      if (failures >= maxTries) conn.end();
+    };
+
+    conn.on("authentication", (ctx) => {
+      if (ctx.method === "none") {
+        ctx.reject(["publickey"]); // every client probes with "none" first: not an attempt
+        return;
+      }
+      if (ctx.method !== "publickey") {
+        refuse(ctx, `method ${ctx.method} is not accepted`);
+        return;
+      }
+      let cert: ParsedSshCertificate;
+      try {
+        cert = verifyCertLogin(
+          {
+            login: ctx.username,
+            keyAlgo: ctx.key.algo,
+            keyData: ctx.key.data,
+            ...(ctx.signature ? { signature: ctx.signature } : {}),
+            ...(ctx.blob ? { signedData: ctx.blob } : {}),
+            remoteAddress,
+          },
+          { trustedUserCaKeys: o.trustedUserCaKeys(), clock: o.clock },
+        );
+      } catch (err) {
+        refuse(ctx, err instanceof Error ? err.message : "certificate refused");
+        return;
+      }
+      if (!ctx.signature) {
+        ctx.accept(); // "would you accept this key?": yes, now prove it
+        return;
+      }
+      resolveLoginUser(
+        ctx.username,
+        o.processUid ?? process.getuid?.() ?? -1,
+        o.lookupUser ?? getentPasswd,
+      ).then(
+        ({ user, dropPrivileges }) => {
+          loggedIn = { cert, user, dropPrivileges };
+          o.audit({
+            type: "ssh.auth",
+            login: ctx.username,
+            remoteAddress,
+            keyId: cert.keyId,
+            serial: cert.serial.toString(),
+          });
+          ctx.accept();
+        },
+        (err: unknown) => refuse(ctx, err instanceof Error ? err.message : "login refused", cert.keyId),
+      );
+    });
+
+    conn.on("ready", () => {
+      const who = loggedIn;
+      if (!who) {
+        conn.end();
+        return;
+      }
+      conn.on("session", (accept) => this.#onSession(accept(), who, remoteAddress));
+      conn.on("tcpip", (_accept, reject) => reject());
+      conn.on("openssh.streamlocal", (_accept, reject) => reject());
+      conn.on("request", (_accept, reject) => reject?.());
+    });
+    conn.on("error", (err: Error) =>
+      o.logger.debug({ err: err.message, remoteAddress }, "ssh connection error"),
+    );
+    conn.on("close", () => this.#connections.delete(conn));
+  }
+
+  #onSession(session: Session, who: LoggedIn, remoteAddress: string): void {
+    const o = this.#opts;
+    const { cert, user } = who;
+    let ptyReq: PtyRequest | undefined;
+    let started = false;
+    let resizeTo: ((cols: number, rows: number) => void) | undefined;
+
+    session.on("pty", (accept, reject, info) => {
+      if (!cert.extensions.includes("permit-pty") || started) return reject?.();
+      ptyReq = { term: info.term, cols: info.cols, rows: info.rows };
+      accept?.();
+    });
+    session.on("window-change", (accept, reject, info) => {
+      if (ptyReq === undefined) return reject?.();
+      ptyReq = { ...ptyReq, cols: info.cols, rows: info.rows };
+      resizeTo?.(info.cols, info.rows);
+      accept?.();
+    });
+    session.on("env", (_accept, reject) => reject?.());
+    session.on("subsystem", (_accept, reject) => reject());
+    session.on("x11", (_accept, reject) => reject?.());
+    session.on("auth-agent", (_accept, reject) => reject?.());
+    session.on("sftp", (_accept, reject) => reject());
+
+    const run = (channel: ServerChannel, requested: string | undefined): void => {
+      started = true;
+      const forced = cert.criticalOptions["force-command"];
+      const command = forced ?? requested;
+      const sessionId = randomUUID();
+      const env: Record<string, string> = {
+        HOME: user.home,
+        USER: user.name,
+        LOGNAME: user.name,
+        SHELL: user.shell,
+        PATH: o.sessionPath ?? DEFAULT_PATH,
+        SSH_CONNECTION: `${remoteAddress} 0 0 0`,
+        ...(ptyReq ? { TERM: ptyReq.term || "xterm" } : {}),
+        ...(forced !== undefined && requested !== undefined ? { SSH_ORIGINAL_COMMAND: requested } : {}),
+      };
+      o.audit({
+        type: "session.start",
+        sessionId,
+        login: user.name,
+        keyId: cert.keyId,
+        remoteAddress,
+        ...(command !== undefined ? { command } : {}),
+        tty: ptyReq !== undefined,
+      });
+      const sink = o.observer?.start({
+        sessionId,
+        login: user.name,
+        keyId: cert.keyId,
+        remoteAddress,
+        ...(command !== undefined ? { command } : {}),
+        ...(ptyReq ? { pty: ptyReq } : {}),
+      });
+      const proc = startSessionProcess({
+        user,
+        dropPrivileges: who.dropPrivileges,
+        ...(command !== undefined ? { command } : {}),
+        ...(ptyReq ? { pty: ptyReq } : {}),
+        env,
+      });
+      resizeTo = (cols, rows) => {
+        proc.resize(cols, rows);
+        sink?.resize(cols, rows);
+      };
+      // Back-pressure: stop reading the process while the SSH window is full.
+      const forward = (write: (d: Buffer) => boolean) => (data: Buffer) => {
+        sink?.output(data);
+        if (!write(data)) proc.pauseOutput();
+      };
+      channel.on("drain", () => proc.resumeOutput());
+      proc.onData(forward((d) => channel.write(d)));
+      proc.onStderr(forward((d) => channel.stderr.write(d)));
+      channel.on("data", (d: Buffer) => proc.write(d));
+      channel.on("end", () => proc.endInput());
+      channel.on("close", () => proc.kill("SIGHUP"));
+      session.on("signal", (_accept, _reject, info) => {
+        const name = `SIG${info.name}`;
+        if (/^SIG(HUP|INT|KILL|QUIT|TERM|USR1|USR2|ALRM|PIPE)$/.test(name)) proc.kill(name as NodeJS.Signals);
+      });
+      proc.onExit((exit) => {
+        sink?.end(exit);
+        o.audit({ type: "session.end", sessionId, login: user.name, keyId: cert.keyId, exit });
+        if (exit.signal !== undefined) channel.exit(exit.signal, false, "");
+        else channel.exit(exit.code ?? 0);
+        channel.end();
+      });
+    };
+
+    session.on("shell", (accept) => run(accept(), undefined));
+    session.on("exec", (accept, _reject, info) => run(accept(), info.command));
+  }
+}
