@@ -1,6 +1,6 @@
 // Assembles the proxy: one plugin per concern, then the routes. Not listening; server.ts binds it.
 import { createServer } from "node:https";
-import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
 import type { Logger } from "pino";
 import type { ResourceSource } from "../../core/sources/source.ts";
 import type { AuthApi } from "./auth-client.ts";
@@ -33,8 +33,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   const options: FastifyServerOptions = {
     loggerInstance: deps.logger,
     bodyLimit: deps.config.bodyLimit,
-    // Never log request headers or bodies: they carry passwords and session ids.
-    disableRequestLogging: true,
+    // No per-request logs: request lines carry session ids in headers and MFA tokens in bodies.
+    logController: new LogController({ disableRequestLogging: true }),
     trustProxy: false,
     return503OnClosing: true,
   };

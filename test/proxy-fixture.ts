@@ -1,0 +1,193 @@
+// A real auth gRPC server (SQLite backend, CAs in a temp folder, users and roles in a memory
+// source) and a real proxy calling it over TLS with its own host-CA client certificate. The tests
+// talk to the proxy over HTTPS only.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pino } from "pino";
+import { openSqliteBackend, type SqliteBackend } from "../core/backend/sqlite.ts";
+import { CertificateAuthorities } from "../core/ca/authorities.ts";
+import { FileCaKeyStore } from "../core/ca/key-store.ts";
+import {
+  generateEcdsaP256,
+  issueTlsClientCert,
+  issueTlsServerCert,
+  privateKeyToPem,
+  serviceIdentityUri,
+} from "../core/certs/x509.ts";
+import { systemClock } from "../core/clock.ts";
+import { API_VERSION, presets } from "../core/resources/index.ts";
+import { MemorySource } from "../core/sources/memory.ts";
+import { setPassword } from "../server/auth/passwords.ts";
+import { type RunningAuthServer, startAuthServer } from "../server/auth/server.ts";
+import type { ProxyConfig } from "../server/proxy/config.ts";
+import { proxyDefaults } from "../server/proxy/config.ts";
+import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
+import { type ProxyServer, startProxyServer } from "../server/proxy/server.ts";
+import { HttpsClient } from "./proxy-https-client.ts";
+
+export const PUBLIC_HOST = "proxy.svc.test";
+export const PUBLIC_ORIGIN = `https://${PUBLIC_HOST}`;
+export const PASSWORD = "correct horse battery staple";
+
+/** alice: ordinary user; root: admin; carol: ordinary user who enrols WebAuthn in the tests. */
+export const USERS = { user: "alice", admin: "root-admin", mfa: "carol" } as const;
+
+export interface ProxyFixture {
+  proxy: ProxyServer;
+  auth: RunningAuthServer;
+  authApi: GrpcAuthApi;
+  client: HttpsClient;
+  cas: CertificateAuthorities;
+  backend: SqliteBackend;
+  source: MemorySource;
+  hostCaPem: string;
+  config: ProxyConfig;
+  /** flips what the proxy's ready() dependency answers */
+  setResourcesReady(ready: boolean): void;
+  close(): Promise<void>;
+}
+
+function userResource(name: string, roles: string[]) {
+  return {
+    apiVersion: API_VERSION,
+    kind: "User",
+    metadata: { name },
+    spec: { roles, traits: { logins: [name] } },
+  };
+}
+
+export async function startProxyFixture(
+  overrides: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit">> = {},
+): Promise<ProxyFixture> {
+  const dir = await mkdtemp(join(tmpdir(), "svc-proxy-test-"));
+  const clock = systemClock;
+  const logger = pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? "silent" });
+  const cleanups: Array<() => Promise<void> | void> = [() => rm(dir, { recursive: true, force: true })];
+  const close = async () => {
+    for (const c of cleanups.reverse()) await c();
+  };
+  try {
+    const cas = await CertificateAuthorities.loadOrCreate(new FileCaKeyStore(join(dir, "ca")), {
+      clusterName: "proxy-test",
+      trustDomain: "proxy-test.local",
+      clock,
+    });
+    const hostCaPem = cas.hostCa.certPem;
+    const authKey = generateEcdsaP256();
+    const authCertPem = await issueTlsServerCert(cas.hostCa, {
+      publicKey: authKey.publicKey,
+      commonName: "auth",
+      ips: ["127.0.0.1"],
+      clock,
+    });
+    const proxyServerKey = generateEcdsaP256();
+    const proxyServerCertPem = await issueTlsServerCert(cas.hostCa, {
+      publicKey: proxyServerKey.publicKey,
+      commonName: PUBLIC_HOST,
+      dnsNames: [PUBLIC_HOST],
+      clock,
+    });
+    const proxyClientKey = generateEcdsaP256();
+    const proxyClientCertPem = await issueTlsClientCert(cas.hostCa, {
+      publicKey: proxyClientKey.publicKey,
+      commonName: "proxy",
+      uri: serviceIdentityUri("proxy", "proxy-test"),
+      clock,
+    });
+
+    const backend = await openSqliteBackend({ path: join(dir, "state.db"), clock, sweepIntervalMs: 0 });
+    cleanups.push(() => backend.close());
+    const source = new MemorySource([
+      ...presets(),
+      userResource(USERS.user, ["access"]),
+      userResource(USERS.admin, ["admin"]),
+      userResource(USERS.mfa, ["access"]),
+      {
+        apiVersion: API_VERSION,
+        kind: "Connector",
+        metadata: { name: "github" },
+        spec: {
+          type: "github",
+          display_name: "GitHub",
+          settings: { client_id: "abc123", redirect_url: `${PUBLIC_ORIGIN}/v1/webapi/github/callback` },
+          client_secret_ref: { secret_name: "github-secret", key: "client_secret" },
+        },
+      },
+    ]);
+    for (const name of Object.values(USERS)) await setPassword(backend, name, PASSWORD);
+
+    const auth = await startAuthServer({
+      backend,
+      source,
+      clock,
+      logger,
+      keys: {
+        userCertSigner: cas.sshUserSigner,
+        publicKeys: () => ({
+          user_ca_ssh_public_keys: [cas.sshUserCaPublicKey],
+          host_ca_ssh_public_keys: [cas.sshHostCaPublicKey],
+          host_ca_pems: [hostCaPem],
+          spiffe_bundle_json: JSON.stringify(cas.spiffeBundle()),
+          spiffe_jwks_json: JSON.stringify(cas.spiffeJwks()),
+          app_jwt_jwks_json: JSON.stringify(cas.appJwks()),
+          trust_domain: cas.trustDomain,
+        }),
+      },
+      cluster: { clusterName: "proxy-test", serverVersion: "0.1.0" },
+      tls: { certPem: authCertPem, keyPem: privateKeyToPem(authKey.privateKey), clientCaPems: [hostCaPem] },
+      host: "127.0.0.1",
+      port: 0,
+    });
+    cleanups.push(() => auth.close(1000));
+
+    const authApi = new GrpcAuthApi({
+      address: auth.address,
+      caPems: [hostCaPem],
+      certPem: proxyClientCertPem,
+      keyPem: privateKeyToPem(proxyClientKey.privateKey),
+    });
+    cleanups.push(() => authApi.close());
+
+    const config: ProxyConfig = {
+      ...proxyDefaults,
+      listenHost: "127.0.0.1",
+      listenPort: 0,
+      publicUrl: PUBLIC_ORIGIN,
+      clusterName: "proxy-test",
+      serverVersion: "0.1.0",
+      clientVersionPolicy: { minimum: "0.1.0", recommended: "0.1.0" },
+      oidcIssuerUrl: PUBLIC_ORIGIN,
+      ...overrides,
+    };
+    let resourcesReady = true;
+    const proxy = await startProxyServer({
+      config,
+      tls: { certPem: proxyServerCertPem, keyPem: privateKeyToPem(proxyServerKey.privateKey) },
+      authApi,
+      logger,
+      ready: () => resourcesReady,
+      resources: source,
+    });
+    cleanups.push(() => proxy.close());
+
+    return {
+      proxy,
+      auth,
+      authApi,
+      client: new HttpsClient(proxy.url, hostCaPem, PUBLIC_HOST),
+      cas,
+      backend,
+      source,
+      hostCaPem,
+      config,
+      setResourcesReady: (r) => {
+        resourcesReady = r;
+      },
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
