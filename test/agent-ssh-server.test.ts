@@ -224,6 +224,18 @@ describe("agent SSH server with the OpenSSH client", () => {
     expect(Buffer.concat(rec?.out ?? []).toString()).toContain("result=42");
   });
 
+  it("runs a command on a PTY (-tt) with all of its output", async () => {
+    const key = await userCert("u_ttexec", "root");
+    const { stdout } = await run(
+      "ssh",
+      [...sshArgs(key, join(dir, "known_hosts"), "root", ["-tt"]), "seq 1 2000; test -t 0 && echo on-a-tty"],
+      { timeout: 60_000 },
+    );
+    const lines = stdout.split(/\r?\n/);
+    expect(lines).toContain("2000");
+    expect(lines).toContain("on-a-tty");
+  });
+
   it("applies force-command and passes the original command", async () => {
     const key = await userCert("u_forced", "root", ["-O", "force-command=echo forced:$SSH_ORIGINAL_COMMAND"]);
     const r = await ssh(key, "root", "echo hello");

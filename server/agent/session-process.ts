@@ -77,10 +77,12 @@ export function startSessionProcess(spec: SessionProcessSpec): SessionProcess {
     });
     return {
       write: (data) => {
-        p.write(data);
+        if (!exited) p.write(data);
         return true;
       },
-      endInput: () => p.write(Buffer.of(4)), // ^D: a PTY has no half-close
+      endInput: () => {
+        if (!exited) p.write(Buffer.of(4)); // ^D: a PTY has no half-close
+      },
       resize: (cols, rows) => {
         if (!exited) p.resize(clamp(cols, 1, 1000), clamp(rows, 1, 1000));
       },

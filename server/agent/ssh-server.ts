@@ -79,6 +79,8 @@ export interface AgentSshServerOptions {
   maxAuthTries?: number;
   /** PATH given to sessions */
   sessionPath?: string;
+  /** a connection that has not authenticated by then is dropped; default 60 s */
+  loginGraceMs?: number;
 }
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -147,6 +149,7 @@ export class AgentSshServer {
     let failures = 0;
     let loggedIn: LoggedIn | undefined;
     const maxTries = o.maxAuthTries ?? 6;
+    const grace = setTimeout(() => conn.end(), o.loginGraceMs ?? 60_000);
 
     const refuse = (ctx: AuthContext, reason: string, keyId?: string): void => {
       o.audit({
@@ -213,6 +216,7 @@ export class AgentSshServer {
     });
 
     conn.on("ready", () => {
+      clearTimeout(grace);
       const who = loggedIn;
       if (!who) {
         conn.end();
@@ -226,7 +230,10 @@ export class AgentSshServer {
     conn.on("error", (err: Error) =>
       o.logger.debug({ err: err.message, remoteAddress }, "ssh connection error"),
     );
-    conn.on("close", () => this.#connections.delete(conn));
+    conn.on("close", () => {
+      clearTimeout(grace);
+      this.#connections.delete(conn);
+    });
   }
 
   #onSession(session: Session, who: LoggedIn, remoteAddress: string): void {
@@ -320,7 +327,8 @@ export class AgentSshServer {
       });
     };
 
-    session.on("shell", (accept) => run(accept(), undefined));
-    session.on("exec", (accept, _reject, info) => run(accept(), info.command));
+    // One program per session channel, as in OpenSSH.
+    session.on("shell", (accept, reject) => (started ? reject?.() : run(accept(), undefined)));
+    session.on("exec", (accept, reject, info) => (started ? reject?.() : run(accept(), info.command)));
   }
 }
