@@ -43,6 +43,7 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   // Agents.
   Heartbeat: AGENT,
   UploadRecording: AGENT,
+  GetRecording: USER,
   // WebAuthn: login steps are proven by the mfa token / challenge; enrolment is the user's own.
   BeginWebAuthnLogin: PUBLIC,
   FinishWebAuthnLogin: PUBLIC,
@@ -55,8 +56,8 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   GetClusterInfo: PUBLIC,
 };
 
-/** Inside ListRecordings: who sees every user's recordings. */
-export const RECORDINGS_ADMIN = { resource: "sessions", verb: "list" } as const;
+/** Inside ListRecordings/GetRecording: who sees every user's recordings ("list" alone: only your own). */
+export const RECORDINGS_ADMIN = { resource: "sessions", verb: "read" } as const;
 
 /** A short human label of an entry ("unauthenticated", "user", "admin(users/list)", "agent", ...). */
 export function describeAccess(a: RpcAccess): string {

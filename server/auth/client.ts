@@ -1,7 +1,13 @@
 // Client side of svc.v1.AuthService for the proxy, agents, bots and CLIs: a typed client over
 // TLS (optionally with a host-CA client certificate), per-call credentials, a promise wrapper for
 // unary calls, and gRPC errors turned back into typed core errors.
-import { type CallOptions, Metadata, type ServiceError } from "@grpc/grpc-js";
+import {
+  type CallOptions,
+  type ClientUnaryCall,
+  Metadata,
+  type requestCallback,
+  type ServiceError,
+} from "@grpc/grpc-js";
 import {
   AccessDeniedError,
   AlreadyExistsError,
@@ -51,25 +57,41 @@ export function agentMetadata(agentId: string): Metadata {
   return md;
 }
 
-type UnaryMethod<Req, Res> = (
-  request: Req,
-  metadata: Metadata,
-  options: CallOptions,
-  callback: (err: ServiceError | null, value?: Res) => void,
-) => unknown;
+// The generated client overloads each method; the last overload is (argument, callback), which is
+// what these conditional types read the request and response types from.
+type UnaryShape<Req, Res> = (argument: Req, callback: requestCallback<Res>) => ClientUnaryCall;
+/** Names of the unary RPCs of the client (PascalCase, as in the .proto). */
+export type UnaryRpc = {
+  [K in keyof AuthServiceClient]: K extends `${Uppercase<string>}${string}`
+    ? AuthServiceClient[K] extends UnaryShape<infer _Q, infer _R>
+      ? K
+      : never
+    : never;
+}[keyof AuthServiceClient];
+export type RequestOf<K extends UnaryRpc> =
+  AuthServiceClient[K] extends UnaryShape<infer Q, infer _R> ? Q : never;
+export type ResponseOf<K extends UnaryRpc> =
+  AuthServiceClient[K] extends UnaryShape<infer _Q, infer R> ? R : never;
 
 /**
- * Promise form of a unary call, errors mapped to core errors:
- *   const s = await callUnary(client.GetSession.bind(client), {}, userMetadata(id));
+ * Promise form of a unary call, errors mapped to typed core errors:
+ *   const s = await callUnary(client, "GetSession", {}, userMetadata(id));
  */
-export function callUnary<Req, Res>(
-  method: UnaryMethod<Req, Res>,
-  request: Req,
+export function callUnary<K extends UnaryRpc>(
+  client: AuthServiceClient,
+  rpc: K,
+  request: RequestOf<K>,
   metadata: Metadata = new Metadata(),
   options: CallOptions = { deadline: Date.now() + 30_000 },
-): Promise<Res> {
+): Promise<ResponseOf<K>> {
+  const method = client[rpc] as unknown as (
+    req: RequestOf<K>,
+    md: Metadata,
+    opts: CallOptions,
+    cb: requestCallback<ResponseOf<K>>,
+  ) => ClientUnaryCall;
   return new Promise((resolve, reject) => {
-    method(request, metadata, options, (err, value) => {
+    method.call(client, request, metadata, options, (err, value) => {
       if (err) reject(fromGrpcError(err));
       else if (value === undefined) reject(new UnavailableError("empty answer from auth"));
       else resolve(value);

@@ -1,0 +1,138 @@
+// Walks the authorization table: every RPC of svc.v1.AuthService, called over TLS 1.3 by an
+// anonymous client, a user, an admin (by RBAC rules, not by role name), an agent and a bot.
+// The expected access is written out here, compared with the code's table and docs/grpc.md, and
+// then checked against what the running server actually does.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Client, Metadata, type MethodDefinition, type ServiceError, status } from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuthServiceClient } from "../proto/generated/svc/v1/AuthService.ts";
+import { AUTHZ_TABLE, describeAccess } from "../server/auth/authz.ts";
+import { agentMetadata, userMetadata } from "../server/auth/client.ts";
+import { AUTH_RPC_NAMES, authServiceDefinition } from "../server/auth/proto.ts";
+import { type AuthTestEnv, startAuthEnv } from "./auth-fixture.ts";
+
+const EXPECTED: Record<string, string> = {
+  AuthenticateLocal: "unauthenticated",
+  IssueUserCerts: "user",
+  RegisterAgent: "unauthenticated",
+  RegisterUsingIAMMethod: "unauthenticated",
+  BootstrapAgentIdentity: "unauthenticated",
+  RenewAgentIdentity: "unauthenticated",
+  AuthenticateSPIFFE: "unauthenticated",
+  GetSession: "user",
+  DeleteSession: "user",
+  ListNodes: "user",
+  ListUsers: "admin (users/list)",
+  ListRoles: "admin (roles/list)",
+  ListRecordings: "user",
+  SearchAuditEvents: "admin (audit/list)",
+  EmitAuditEvent: "agent or user",
+  Heartbeat: "agent",
+  UploadRecording: "agent",
+  GetRecording: "user",
+  BeginWebAuthnLogin: "unauthenticated",
+  FinishWebAuthnLogin: "unauthenticated",
+  BeginWebAuthnRegistration: "user",
+  FinishWebAuthnRegistration: "user",
+  ListWebAuthnDevices: "user",
+  DeleteWebAuthnDevice: "user",
+  GetPublicKeys: "unauthenticated",
+  GetClusterInfo: "unauthenticated",
+};
+
+type CallerName = "anonymous" | "user" | "admin" | "agent" | "bot";
+const CALLERS: CallerName[] = ["anonymous", "user", "admin", "agent", "bot"];
+
+function admitted(access: string, caller: CallerName): boolean {
+  if (access === "unauthenticated") return true;
+  if (access.startsWith("admin")) return caller === "admin";
+  const kinds = access.split(" or ");
+  if (caller === "admin") return kinds.includes("user");
+  return kinds.includes(caller);
+}
+
+let env: AuthTestEnv;
+let agent: AuthServiceClient;
+let bot: AuthServiceClient;
+
+beforeAll(async () => {
+  env = await startAuthEnv();
+  agent = await env.agentClient("walker");
+  bot = await env.botClient("ci-bot");
+});
+afterAll(async () => {
+  await env?.close();
+});
+
+/** Calls any RPC (any streaming shape) with an empty request; resolves with the final status. */
+function callAny(client: Client, rpc: string, md: Metadata): Promise<{ code: number; details: string }> {
+  const def = (authServiceDefinition as unknown as Record<string, MethodDefinition<unknown, unknown>>)[rpc];
+  if (!def) throw new Error(`no method ${rpc}`);
+  const ser = def.requestSerialize as (v: unknown) => Buffer;
+  const de = def.responseDeserialize as (b: Buffer) => unknown;
+  const deadline = { deadline: Date.now() + 20_000 };
+  return new Promise((resolve) => {
+    const done = (err: ServiceError | null) =>
+      resolve(err ? { code: err.code, details: err.details } : { code: status.OK, details: "" });
+    if (!def.requestStream && !def.responseStream) {
+      client.makeUnaryRequest(def.path, ser, de, {}, md, deadline, (err) => done(err));
+    } else if (def.requestStream && !def.responseStream) {
+      const call = client.makeClientStreamRequest(def.path, ser, de, md, deadline, (err) => done(err));
+      call.end();
+    } else {
+      const call = def.requestStream
+        ? client.makeBidiStreamRequest(def.path, ser, de, md, deadline)
+        : client.makeServerStreamRequest(def.path, ser, de, {}, md, deadline);
+      if ("end" in call && typeof call.end === "function") call.end();
+      call.on("data", () => {});
+      call.on("error", (err: ServiceError) => done(err));
+      call.on("status", (s: { code: number }) => {
+        if (s.code === status.OK) done(null);
+      });
+    }
+  });
+}
+
+describe("authorization table", () => {
+  it("the code, docs/grpc.md and this test agree on every RPC", () => {
+    expect([...AUTH_RPC_NAMES].sort()).toEqual(Object.keys(EXPECTED).sort());
+    const fromCode = Object.fromEntries(Object.entries(AUTHZ_TABLE).map(([k, v]) => [k, describeAccess(v)]));
+    expect(fromCode).toEqual(EXPECTED);
+    const doc = readFileSync(join(import.meta.dirname, "..", "docs", "grpc.md"), "utf8");
+    const fromDoc: Record<string, string> = {};
+    for (const m of doc.matchAll(/^\| ([A-Z][A-Za-z]+) \| ([^|\n]+) \|$/gm)) {
+      if (m[1] && m[2]) fromDoc[m[1]] = m[2].trim();
+    }
+    expect(fromDoc).toEqual(EXPECTED);
+  });
+
+  for (const rpc of Object.keys(EXPECTED)) {
+    it(`${rpc}: ${EXPECTED[rpc]}`, async () => {
+      const access = EXPECTED[rpc] as string;
+      for (const caller of CALLERS) {
+        let client: Client = env.client as unknown as Client;
+        let md = new Metadata();
+        if (caller === "user" || caller === "admin") {
+          // A fresh session per call: DeleteSession would otherwise end the next calls' session.
+          const { id } = await env.auth.service.sessions.create(caller === "admin" ? "alice" : "bob");
+          md = userMetadata(id);
+        } else if (caller === "agent") {
+          client = agent as unknown as Client;
+          md = agentMetadata("walker");
+        } else if (caller === "bot") {
+          client = bot as unknown as Client;
+          md = agentMetadata("ci-bot");
+        }
+        const got = await callAny(client, rpc, md);
+        const denied = got.code === status.UNAUTHENTICATED || got.code === status.PERMISSION_DENIED;
+        if (admitted(access, caller)) {
+          expect(denied, `${rpc} as ${caller}: ${got.code} ${got.details}`).toBe(false);
+        } else {
+          const want = caller === "anonymous" ? status.UNAUTHENTICATED : status.PERMISSION_DENIED;
+          expect(got.code, `${rpc} as ${caller}: ${got.details}`).toBe(want);
+        }
+      }
+    });
+  }
+});
