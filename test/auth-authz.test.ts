@@ -101,7 +101,7 @@ describe("authorization table", () => {
     expect(fromCode).toEqual(EXPECTED);
     const doc = readFileSync(join(import.meta.dirname, "..", "docs", "grpc.md"), "utf8");
     const fromDoc: Record<string, string> = {};
-    for (const m of doc.matchAll(/^\| ([A-Z][A-Za-z]+) \| ([^|\n]+) \|$/gm)) {
+    for (const m of doc.matchAll(/^\|\s*([A-Z][A-Za-z]+)\s*\|\s*([^|\n]+?)\s*\|$/gm)) {
       if (m[1] && m[2]) fromDoc[m[1]] = m[2].trim();
     }
     expect(fromDoc).toEqual(EXPECTED);
