@@ -45,6 +45,8 @@ export interface PostgresBackendOptions {
   schema?: string;
   /** How often expired items are removed; 0 disables the timer. Default 60 s. */
   sweepIntervalMs?: number;
+  /** How long to wait for a connection before UnavailableError. Default 10 s. */
+  connectTimeoutMs?: number;
   /** Errors of idle pooled connections (e.g. the server restarted); they are otherwise dropped. */
   onError?: (err: Error) => void;
 }
@@ -76,7 +78,12 @@ export class PostgresBackend implements Backend {
     if (!SCHEMA_NAME.test(schema)) throw new BadParameterError("schema must be a lowercase SQL identifier");
     const poolSize = opts.poolSize ?? 10;
     if (!Number.isSafeInteger(poolSize) || poolSize < 1) throw new BadParameterError("poolSize must be >= 1");
-    const pool = new pg.Pool({ connectionString: opts.connectionString, max: poolSize });
+    // A bounded connect wait: an unreachable server becomes UnavailableError instead of a hang.
+    const pool = new pg.Pool({
+      connectionString: opts.connectionString,
+      max: poolSize,
+      connectionTimeoutMillis: opts.connectTimeoutMs ?? 10_000,
+    });
     pool.on("error", (err) => opts.onError?.(err));
     try {
       await migrate(pool, schema);

@@ -1,8 +1,8 @@
 // A real, throw-away PostgreSQL for tests and benchmarks: initdb in a temp folder, a free loopback
 // port, the unix socket inside the folder, stopped with `pg_ctl stop -m fast` and removed.
 // SVC_TEST_PG_URL (a user's own server) replaces all of that when set.
-import { execFile } from "node:child_process";
-import { chownSync, existsSync, readdirSync, readFileSync } from "node:fs";
+import { execFile, spawnSync } from "node:child_process";
+import { chownSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -83,7 +83,20 @@ export async function startPostgres(env: NodeJS.ProcessEnv = process.env): Promi
   const data = join(dir, "data");
   const log = join(dir, "server.log");
   let started = false;
+  // If the run ends without stop() (an uncaught error, process.exit), do not leave a server behind.
+  const stopOnExit = (): void => {
+    if (!started) return;
+    started = false;
+    const args = ["stop", "-D", data, "-m", "immediate", "-w", "-t", "30"];
+    const [file, argv] = asRoot
+      ? ["runuser", ["-u", "postgres", "--", join(bin, "pg_ctl"), ...args]]
+      : [join(bin, "pg_ctl"), args];
+    spawnSync(file, argv, { stdio: "ignore", timeout: 30_000 });
+    rmSync(dir, { recursive: true, force: true });
+  };
+  process.once("exit", stopOnExit);
   const stop = async (): Promise<void> => {
+    process.removeListener("exit", stopOnExit);
     if (started) {
       started = false;
       await exec("pg_ctl", ["stop", "-D", data, "-m", "fast", "-w", "-t", "60"]).catch(() => {
