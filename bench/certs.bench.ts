@@ -9,11 +9,11 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { SshCertSigner } from "../core/certs/ssh-cert.ts";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
-import type { BenchReport } from "./report.ts";
+import { type BenchReport, percentile } from "./report.ts";
 
 const exec = promisify(execFile);
-const ROUND_MS = 400;
-const ROUNDS = 6;
+const ROUND_MS = 150;
+const ROUNDS = 24;
 
 function rate(fn: () => void): { ops: number; ms: number } {
   let ops = 0;
@@ -50,11 +50,24 @@ export default async (): Promise<BenchReport> => {
   let raw = { ops: 0, ms: 0 };
   rate(() => signer.sign({ ...req, extensions })); // warm-up
   rate(() => sign(null, payload, ca.privateKey));
+  // Short alternating rounds (order flipped each time) and the median per-round ratio: other
+  // processes share the 2 cores, and a burst of their load should not land on one side only.
+  const roundRatios: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    const a = rate(() => signer.sign({ ...req, extensions }));
-    const b = rate(() => sign(null, payload, ca.privateKey));
+    const runOurs = (): { ops: number; ms: number } => rate(() => signer.sign({ ...req, extensions }));
+    const runRaw = (): { ops: number; ms: number } => rate(() => sign(null, payload, ca.privateKey));
+    let a: { ops: number; ms: number };
+    let b: { ops: number; ms: number };
+    if (r % 2 === 0) {
+      a = runOurs();
+      b = runRaw();
+    } else {
+      b = runRaw();
+      a = runOurs();
+    }
     ours = { ops: ours.ops + a.ops, ms: ours.ms + a.ms };
     raw = { ops: raw.ops + b.ops, ms: raw.ms + b.ms };
+    roundRatios.push(a.ops / a.ms / (b.ops / b.ms));
   }
   const oursPerSec = (ours.ops / ours.ms) * 1000;
   const rawPerSec = (raw.ops / raw.ms) * 1000;
@@ -109,7 +122,8 @@ export default async (): Promise<BenchReport> => {
     title: "OpenSSH certificate signing",
     rows,
     ratios: [
-      { name: "core/certs vs raw crypto.sign", ratio: oursPerSec / rawPerSec, goal: 0.8 },
+      { name: "core/certs vs raw crypto.sign (median round)", ratio: percentile(roundRatios, 50), goal: 0.8 },
+      { name: "core/certs vs raw crypto.sign (totals)", ratio: oursPerSec / rawPerSec },
       { name: "parse key line + sign vs raw crypto.sign", ratio: fromLinePerSec / rawPerSec },
     ],
   };

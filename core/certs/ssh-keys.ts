@@ -56,11 +56,16 @@ export function parseSshPublicKeyBlob(blob: Uint8Array): { type: SshKeyType; key
 
 /** Reads the key fields that follow the type name (shared by public keys and certificates). */
 export function readKeyBody(r: SshReader, type: string): KeyObject {
+  return importPublic(readKeyJwk(r, type), type);
+}
+
+/** Reads and checks the key fields after the type name, as a public JWK (no KeyObject yet). */
+function readKeyJwk(r: SshReader, type: string): Record<string, string> {
   switch (type) {
     case "ssh-ed25519": {
       const pk = r.bytes();
       if (pk.length !== 32) throw new BadParameterError("ssh-ed25519 key must be 32 bytes");
-      return importPublic({ kty: "OKP", crv: "Ed25519", x: b64u(pk) }, type);
+      return { kty: "OKP", crv: "Ed25519", x: b64u(pk) };
     }
     case "ecdsa-sha2-nistp256":
     case "ecdsa-sha2-nistp384": {
@@ -70,10 +75,7 @@ export function readKeyBody(r: SshReader, type: string): KeyObject {
       const q = r.bytes();
       if (q.length !== 1 + 2 * c.size || q[0] !== 4)
         throw new BadParameterError(`${type} point must be uncompressed`);
-      return importPublic(
-        { kty: "EC", crv: c.jwk, x: b64u(q.subarray(1, 1 + c.size)), y: b64u(q.subarray(1 + c.size)) },
-        type,
-      );
+      return { kty: "EC", crv: c.jwk, x: b64u(q.subarray(1, 1 + c.size)), y: b64u(q.subarray(1 + c.size)) };
     }
     case "ssh-rsa": {
       const e = r.mpintUnsigned();
@@ -91,7 +93,7 @@ export function readKeyBody(r: SshReader, type: string): KeyObject {
       ) {
         throw new BadParameterError("ssh-rsa key has an invalid public exponent");
       }
-      return importPublic({ kty: "RSA", n: b64u(n), e: b64u(e) }, type);
+      return { kty: "RSA", n: b64u(n), e: b64u(e) };
     }
     case "ssh-dss":
       throw new BadParameterError("ssh-dss (DSA) keys are not accepted");
@@ -117,12 +119,27 @@ export function parseSshPublicKey(line: string): SshPublicKey {
   if (b64.length % 4 !== 0) throw new BadParameterError("ssh public key base64 is malformed");
   const blob = Buffer.from(b64, "base64");
   if (blob.toString("base64") !== b64) throw new BadParameterError("ssh public key base64 is malformed");
-  const { type, key } = parseSshPublicKeyBlob(blob);
+  const r = new SshReader(blob, "ssh public key");
+  const type = r.string() as SshKeyType;
+  const jwk = readKeyJwk(r, type);
+  r.end();
   if (type !== word)
     throw new BadParameterError(
       `ssh public key line says ${JSON.stringify(word.slice(0, 64))} but holds ${type}`,
     );
-  return { type, key, blob, comment: comment ?? "" };
+  // Importing into a KeyObject costs ~100 us in OpenSSL 3. Points on a curve and RSA moduli are
+  // checked by the import, so those import now; any 32 bytes are an Ed25519 key to OpenSSH, so
+  // that import waits until someone needs the KeyObject (the certificate encoder does not).
+  let key = type === "ssh-ed25519" ? undefined : importPublic(jwk, type);
+  return {
+    type,
+    blob,
+    comment: comment ?? "",
+    get key(): KeyObject {
+      key ??= importPublic(jwk, type);
+      return key;
+    },
+  };
 }
 
 /** The SSH type name for a node:crypto key (public or private); refuses what we do not issue for. */
