@@ -44,8 +44,9 @@ async function userCert(
   principal: string,
   extra: string[] = [],
   ca = "user_ca",
+  keyArgs = ["-t", "ed25519"],
 ): Promise<string> {
-  const path = await keygen(name);
+  const path = await keygen(name, keyArgs);
   await run("ssh-keygen", [
     "-q",
     "-s",
@@ -184,6 +185,18 @@ describe("agent SSH server with the OpenSSH client", () => {
       expect.objectContaining({ type: "session.end", login: "root", exit: { code: 0 } }),
     );
   });
+
+  for (const [kind, args] of [
+    ["ecdsa-p256", ["-t", "ecdsa", "-b", "256"]],
+    ["rsa-3072", ["-t", "rsa", "-b", "3072"]],
+  ] as const) {
+    it(`accepts an ${kind} user certificate`, async () => {
+      const key = await userCert(`u_${kind}`, "root", [], "user_ca", [...args]);
+      const r = await ssh(key, "root", "echo hello");
+      expect(r.stdout).toBe("hello\n");
+      expect(audit).toContainEqual(expect.objectContaining({ type: "ssh.auth", keyId: `id-u_${kind}` }));
+    });
+  }
 
   it("returns the exit status and stderr", async () => {
     const key = await userCert("u_status", "root");
