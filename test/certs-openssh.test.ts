@@ -7,8 +7,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { certValidity, knownHostsCertAuthority, userKeyId } from "../core/certs/key-ids.ts";
 import { SshCertSigner } from "../core/certs/ssh-cert.ts";
 import { generateSshKeyPair, type SshKeyKind } from "../core/certs/ssh-keys.ts";
+import { systemClock } from "../core/clock.ts";
 import { type RunningSshd, startSshd } from "./harness/sshd.ts";
 
 const exec = promisify(execFile);
@@ -243,7 +245,7 @@ describe("real sshd with our host certificate", () => {
 
   async function withKnownHosts(caLine: string): Promise<string[]> {
     const kh = join(dir, `known_hosts-${Math.random().toString(36).slice(2)}`);
-    await writeFile(kh, `@cert-authority * ${caLine}\n`);
+    await writeFile(kh, `${knownHostsCertAuthority("*", caLine)}\n`);
     return [
       "-o",
       "StrictHostKeyChecking=yes",

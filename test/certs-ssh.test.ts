@@ -6,6 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { userKeyId } from "../core/certs/key-ids.ts";
 import { parseSshCertificate, SshCertSigner, verifySshCertificate } from "../core/certs/ssh-cert.ts";
 import {
   formatSshPublicKey,
@@ -191,5 +192,14 @@ describe("certificate verification", () => {
       BadParameterError,
     );
     expect(() => signer.sign({ ...base, publicKey: rsa1024() })).toThrow(/at least 2048/);
+  });
+});
+
+describe("key ids", () => {
+  it("name the user and session without carrying the session secret", () => {
+    const id = userKeyId("alice", "s3cr3t-session-value");
+    expect(id).toMatch(/^user:alice:session:[0-9a-f]{16}$/);
+    expect(id).not.toContain("s3cr3t");
+    expect(userKeyId("alice", "other")).not.toBe(id);
   });
 });
