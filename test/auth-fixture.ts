@@ -101,7 +101,10 @@ export async function clientCert(
 
 export const PASSWORD = "correct horse battery staple";
 
-/** Users: alice (preset admin), bob (preset access, logins bob+deploy), eve (a role with no logins). */
+/**
+ * Users: alice (preset admin), bob (preset access, logins bob+deploy), eve (prod-viewer: no logins),
+ * carl (access + prod-viewer: 1 h max TTL, no port forwarding).
+ */
 export function testResources(): unknown[] {
   const user = (name: string, roles: string[], logins: string[]) => ({
     apiVersion: API_VERSION,
@@ -123,6 +126,7 @@ export function testResources(): unknown[] {
     user("alice", ["admin"], ["alice"]),
     user("bob", ["access"], ["bob", "deploy"]),
     user("eve", ["prod-viewer"], []),
+    user("carl", ["access", "prod-viewer"], ["carl"]),
   ];
 }
 
@@ -157,7 +161,7 @@ export async function startAuthEnv(
   const pki = opts.pki ?? (await makePki(clock));
   const backend = opts.backend ?? new SqliteBackend({ path: ":memory:", clock, sweepIntervalMs: 0 });
   const source = opts.source ?? new MemorySource(testResources());
-  for (const name of ["alice", "bob", "eve"]) await setPassword(backend, name, PASSWORD);
+  for (const name of ["alice", "bob", "eve", "carl"]) await setPassword(backend, name, PASSWORD);
   const auth = await startAuthServer({
     backend,
     source,
