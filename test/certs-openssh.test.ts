@@ -84,14 +84,14 @@ function userCert(
   publicLine: string,
   o: { principals?: string[]; from?: number; to?: number; keyId?: string } = {},
 ): string {
-  const now = Date.now();
+  const window = certValidity(systemClock, 3600);
   return userSigner.sign({
     type: "user",
     publicKey: publicLine,
-    keyId: o.keyId ?? "user:alice session:test",
+    keyId: o.keyId ?? userKeyId("alice", "secret-session-id"),
     principals: o.principals ?? ["root"],
-    validAfter: new Date(o.from ?? now - 60_000),
-    validBefore: new Date(o.to ?? now + HOUR),
+    validAfter: o.from === undefined ? window.validAfter : new Date(o.from),
+    validBefore: o.to === undefined ? window.validBefore : new Date(o.to),
     extensions: ["permit-pty"],
   }).line;
 }
