@@ -31,6 +31,11 @@ async function login(username: string = USERS.user): Promise<LoggedIn> {
   return { sessionId, csrf, cookie: cookieHeader(res.setCookies), res };
 }
 
+const bothCredentials = (sessionId: string, cookie: string): Array<Record<string, string>> => [
+  { authorization: `Bearer ${sessionId}` },
+  { cookie },
+];
+
 const errorOf = (res: HttpResponse) => (res.json as { error: { code: string; message: string } }).error;
 
 describe("login", () => {
@@ -147,7 +152,7 @@ describe("bad input", () => {
 describe("session and logout", () => {
   it("GET /session works with Bearer and with the cookie", async () => {
     const { sessionId, cookie } = await login();
-    for (const headers of [{ authorization: `Bearer ${sessionId}` }, { cookie }]) {
+    for (const headers of bothCredentials(sessionId, cookie)) {
       const res = await fx.client.send({ path: "/v1/webapi/session", headers });
       expect(res.status, res.text).toBe(200);
       const body = res.json as { username: string; roles: string[]; expires_at: string };
@@ -159,7 +164,7 @@ describe("session and logout", () => {
 
   it("anonymous and bogus credentials are 401", async () => {
     for (const headers of [
-      {},
+      {} as Record<string, string>,
       { authorization: "Bearer AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
       { authorization: "Basic Zm9vOmJhcg==" },
       { cookie: "svc_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
@@ -184,7 +189,7 @@ describe("session and logout", () => {
     expect(cleared?.get("max-age") === "0" || cleared?.has("expires")).toBe(true);
     expect(cookieAttributes(out.setCookies, "svc_csrf")?.get("value")).toBe("");
 
-    for (const headers of [{ authorization: `Bearer ${sessionId}` }, { cookie }]) {
+    for (const headers of bothCredentials(sessionId, cookie)) {
       const res = await fx.client.send({ path: "/v1/webapi/session", headers });
       expect(res.status).toBe(401);
     }
@@ -213,7 +218,7 @@ describe("session and logout", () => {
       headers: { cookie, origin: PUBLIC_ORIGIN, "x-csrf-token": csrf },
     });
     expect(ok.status, ok.text).toBe(200);
-    for (const headers of [{ authorization: `Bearer ${sessionId}` }, { cookie }]) {
+    for (const headers of bothCredentials(sessionId, cookie)) {
       expect((await fx.client.send({ path: "/v1/webapi/session", headers })).status).toBe(401);
     }
   });

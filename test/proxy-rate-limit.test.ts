@@ -1,0 +1,46 @@
+// Login and MFA routes are limited per client address and per username (429 + Retry-After, the
+// one error body); other routes are not limited.
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PASSWORD, type ProxyFixture, startProxyFixture, USERS } from "./proxy-fixture.ts";
+
+let fx: ProxyFixture;
+beforeAll(async () => {
+  fx = await startProxyFixture({ rateLimit: { perAddress: 8, perUsername: 3, windowMs: 60_000 } });
+});
+afterAll(async () => {
+  await fx?.close();
+});
+
+const login = (username: string, password = "wrong password, long enough") =>
+  fx.client.send({ method: "POST", path: "/v1/webapi/login", body: { username, password } });
+
+describe("login rate limits", () => {
+  it("per username: the 4th attempt for one name is 429, whatever the case of the name", async () => {
+    for (const name of ["carol", "Carol", "CAROL"]) expect((await login(name)).status).toBe(401);
+    const limited = await login("carol", PASSWORD);
+    expect(limited.status).toBe(429);
+    expect(limited.json).toEqual({
+      error: { code: "limit_exceeded", message: "too many login attempts, try again later" },
+    });
+    expect(Number(limited.headers["retry-after"])).toBeGreaterThan(0);
+    // another user from the same address is still allowed (address budget not yet spent)
+    expect((await login(USERS.user, PASSWORD)).status).toBe(200);
+  });
+
+  it("per address: after 8 attempts in the window every username is refused, MFA routes included", async () => {
+    // 5 attempts so far from this address (previous test); spend the rest on fresh names
+    const names = ["u1", "u2", "u3"];
+    for (const n of names) expect((await login(n)).status).toBe(401);
+    expect((await login(USERS.admin, PASSWORD)).status).toBe(429);
+    const mfa = await fx.client.send({
+      method: "POST",
+      path: "/v1/webapi/mfa/webauthn/login/begin",
+      body: { mfa_token: "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
+    });
+    expect(mfa.status).toBe(429);
+  });
+
+  it("does not limit other routes", async () => {
+    for (let i = 0; i < 20; i++) expect((await fx.client.send({ path: "/v1/webapi/ping" })).status).toBe(200);
+  });
+});
