@@ -213,3 +213,50 @@ describe("recordings (GET /v1/webapi/sessions)", () => {
     }
   });
 });
+
+describe("route x caller matrix", () => {
+  const callers = [undefined, "user", "admin", "mfa"] as const;
+  const expectedName = { user: USERS.user, admin: USERS.admin, mfa: USERS.mfa } as const;
+
+  it("public routes answer 200 to every caller", async () => {
+    for (const path of [
+      "/v1/webapi/ping",
+      "/v1/webapi/connectors/public",
+      "/v1/webapi/spiffe/bundle.json",
+      "/.well-known/openid-configuration",
+      "/workload-identity/jwt-jwks.json",
+      "/workload-identity/app-jwt-jwks.json",
+      "/healthz",
+      "/readyz",
+      "/v1/webapi/openapi.json",
+    ]) {
+      for (const who of callers) {
+        const res = await get(path, who);
+        expect(res.status, `${who ?? "anonymous"} ${path}`).toBe(200);
+      }
+    }
+  });
+
+  it("GET /session names the caller; GET /mfa/devices lists only the caller's devices", async () => {
+    for (const who of ["user", "admin", "mfa"] as const) {
+      const session = await get("/v1/webapi/session", who);
+      expect(session.status).toBe(200);
+      expect((session.json as { username: string }).username).toBe(expectedName[who]);
+      const devices = await get("/v1/webapi/mfa/devices", who);
+      expect(devices.status).toBe(200);
+      expect((devices.json as { items: unknown[] }).items).toHaveLength(who === "mfa" ? 1 : 0);
+    }
+  });
+
+  it("a user cannot delete another user's device", async () => {
+    const mine = await get("/v1/webapi/mfa/devices", "mfa");
+    const id = (mine.json as { items: Array<{ id: string }> }).items[0]?.id ?? "";
+    const res = await fx.client.send({
+      method: "DELETE",
+      path: `/v1/webapi/mfa/devices/${id}`,
+      headers: { authorization: `Bearer ${bearer.user}` },
+    });
+    expect(res.status).toBe(404);
+    expect(((await get("/v1/webapi/mfa/devices", "mfa")).json as { items: unknown[] }).items).toHaveLength(1);
+  });
+});

@@ -1,6 +1,11 @@
 // Assembles the proxy: one plugin per concern, then the routes. Not listening; server.ts binds it.
 import { createServer } from "node:https";
-import Fastify, { type FastifyInstance, type FastifyServerOptions, LogController } from "fastify";
+import Fastify, {
+  type FastifyInstance,
+  type FastifyPluginAsync,
+  type FastifyServerOptions,
+  LogController,
+} from "fastify";
 import type { Logger } from "pino";
 import type { ResourceSource } from "../../core/sources/source.ts";
 import type { AuthApi } from "./auth-client.ts";
@@ -27,6 +32,11 @@ export interface ProxyDeps {
   ready: () => boolean;
   /** Resource cache (informers or folder); the proxy reads public connectors from it. */
   resources: Pick<ResourceSource, "list">;
+  /**
+   * More route plugins (e.g. the terminal WebSocket), registered after the shared plugins so they
+   * get the error handler, headers, `app.requireSession` and `app.authApi` like every route.
+   */
+  routes?: FastifyPluginAsync[];
 }
 
 export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
@@ -60,6 +70,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   await app.register(loginRoutes);
   await app.register(listRoutes);
   await app.register(webauthnDeviceRoutes);
+  for (const plugin of deps.routes ?? []) await app.register(plugin);
   await app.register(openApiRoute);
   return app;
 }
