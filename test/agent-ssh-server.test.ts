@@ -249,6 +249,27 @@ describe("agent SSH server with the OpenSSH client", () => {
     expect(lines).toContain("on-a-tty");
   });
 
+  it("gives sessions a clean environment, not the agent's", async () => {
+    process.env["SVC_AGENT_TEST_SECRET"] = "must-not-leak";
+    try {
+      const key = await userCert("u_env", "root");
+      const plain = await ssh(key, "root", "env");
+      const { stdout: onTty } = await run(
+        "ssh",
+        [...sshArgs(key, join(dir, "known_hosts"), "root", ["-tt"]), "env"],
+        { timeout: 60_000 },
+      );
+      for (const out of [plain.stdout, onTty]) {
+        expect(out).toContain("USER=root");
+        expect(out).toMatch(new RegExp(`SSH_CONNECTION=127\\.0\\.0\\.1 \\d+ 127\\.0\\.0\\.1 ${port}`));
+        expect(out).not.toContain("must-not-leak");
+      }
+      expect(onTty).toMatch(/TERM=\S+/);
+    } finally {
+      delete process.env["SVC_AGENT_TEST_SECRET"];
+    }
+  });
+
   it("applies force-command and passes the original command", async () => {
     const key = await userCert("u_forced", "root", ["-O", "force-command=echo forced:$SSH_ORIGINAL_COMMAND"]);
     const r = await ssh(key, "root", "echo hello");

@@ -113,12 +113,13 @@ export class AgentSshServer {
   readonly #opts: AgentSshServerOptions;
   readonly #server: InstanceType<typeof ssh2.Server>;
   readonly #connections = new Set<Connection>();
+  #local = { host: "0.0.0.0", port: 0 };
 
   constructor(opts: AgentSshServerOptions) {
     this.#opts = opts;
     this.#server = new ssh2.Server(
       { hostKeys: [{ key: ssh2PrivateKey(opts.hostKey), certificate: opts.hostCertificate }] },
-      (conn, info) => this.#onConnection(conn, info.ip),
+      (conn, info) => this.#onConnection(conn, info.ip, info.port),
     );
     this.#server.on("error", (err: Error) => opts.logger.warn({ err: err.message }, "ssh server error"));
   }
@@ -134,7 +135,8 @@ export class AgentSshServer {
     });
     const addr = this.#server.address();
     if (!addr || typeof addr === "string") throw new Error("ssh server has no TCP address");
-    return { host: addr.address, port: addr.port };
+    this.#local = { host: addr.address, port: addr.port };
+    return { ...this.#local };
   }
 
   /** Stops listening and ends every open connection (their sessions' processes get SIGHUP). */
@@ -143,7 +145,7 @@ export class AgentSshServer {
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 
-  #onConnection(conn: Connection, remoteAddress: string): void {
+  #onConnection(conn: Connection, remoteAddress: string, remotePort: number): void {
     const o = this.#opts;
     this.#connections.add(conn);
     let failures = 0;
@@ -222,7 +224,7 @@ export class AgentSshServer {
         conn.end();
         return;
       }
-      conn.on("session", (accept) => this.#onSession(accept(), who, remoteAddress));
+      conn.on("session", (accept) => this.#onSession(accept(), who, remoteAddress, remotePort));
       conn.on("tcpip", (_accept, reject) => reject());
       conn.on("openssh.streamlocal", (_accept, reject) => reject());
       conn.on("request", (_accept, reject) => reject?.());
@@ -236,7 +238,7 @@ export class AgentSshServer {
     });
   }
 
-  #onSession(session: Session, who: LoggedIn, remoteAddress: string): void {
+  #onSession(session: Session, who: LoggedIn, remoteAddress: string, remotePort: number): void {
     const o = this.#opts;
     const { cert, user } = who;
     let ptyReq: PtyRequest | undefined;
@@ -271,7 +273,7 @@ export class AgentSshServer {
         LOGNAME: user.name,
         SHELL: user.shell,
         PATH: o.sessionPath ?? DEFAULT_PATH,
-        SSH_CONNECTION: `${remoteAddress} 0 0 0`,
+        SSH_CONNECTION: `${remoteAddress} ${remotePort} ${this.#local.host} ${this.#local.port}`,
         ...(ptyReq ? { TERM: ptyReq.term || "xterm" } : {}),
         ...(forced !== undefined && requested !== undefined ? { SSH_ORIGINAL_COMMAND: requested } : {}),
       };
