@@ -200,6 +200,67 @@ describe("real sshd with TrustedUserCAKeys", () => {
     expect(res.stderr).toMatch(/Permission denied/);
   });
 
+  it("honours force-command and source-address", async () => {
+    const forced = await writeClientKey(
+      "forced",
+      "ed25519",
+      (l) =>
+        userSigner.sign({
+          type: "user",
+          publicKey: l,
+          keyId: "user:alice:forced",
+          principals: ["root"],
+          ...certValidity(systemClock, 600),
+          forceCommand: "echo forced-$((6*7))",
+          sourceAddress: ["127.0.0.0/8"],
+        }).line,
+    );
+    const { stdout } = await exec(
+      "ssh",
+      [
+        "-F",
+        "/dev/null",
+        "-i",
+        forced.key,
+        "-o",
+        `CertificateFile=${forced.cert}`,
+        "-o",
+        "IdentitiesOnly=yes",
+        "-o",
+        "IdentityAgent=none",
+        "-o",
+        "BatchMode=yes",
+        "-o",
+        "StrictHostKeyChecking=no",
+        "-o",
+        "UserKnownHostsFile=/dev/null",
+        "-p",
+        String(sshd.port),
+        `root@${sshd.host}`,
+        "echo",
+        "not-forced",
+      ],
+      { timeout: 45_000 },
+    );
+    expect(stdout.trim()).toBe("forced-42");
+    const elsewhere = await writeClientKey(
+      "elsewhere",
+      "ed25519",
+      (l) =>
+        userSigner.sign({
+          type: "user",
+          publicKey: l,
+          keyId: "user:alice:elsewhere",
+          principals: ["root"],
+          ...certValidity(systemClock, 600),
+          sourceAddress: ["10.0.0.0/8"],
+        }).line,
+    );
+    const res = await sshTrue(sshd, elsewhere);
+    expect(res.ok).toBe(false);
+    expect(res.stderr).toMatch(/Permission denied/);
+  });
+
   it("refuses a certificate from another CA", async () => {
     const other = new SshCertSigner(generateSshKeyPair("ed25519").privateKey);
     const pair = generateSshKeyPair("ed25519");

@@ -19,7 +19,10 @@ export interface SshdOptions {
   hostKey?: { privatePath: string; publicLine: string };
   /** a host certificate for the host key (HostCertificate) */
   hostCertificatePath?: string;
-  /** extra sshd_config lines, appended last */
+  /**
+   * extra sshd_config lines. sshd keeps the first value it reads for a keyword, so these go
+   * before the harness defaults and win over them; from the first `Match` line on they go last.
+   */
   extraConfig?: string[];
 }
 
@@ -103,7 +106,12 @@ export async function startSshd(opts: SshdOptions = {}): Promise<RunningSshd> {
 
     for (let attempt = 1; ; attempt++) {
       const port = await freePort();
+      const extra = opts.extraConfig ?? [];
+      const firstMatch = extra.findIndex((l) => /^\s*Match\s/i.test(l));
+      const head = firstMatch < 0 ? extra : extra.slice(0, firstMatch);
+      const tail = firstMatch < 0 ? [] : extra.slice(firstMatch);
       const config = [
+        ...head,
         `Port ${port}`,
         "ListenAddress 127.0.0.1",
         `HostKey ${hostKeyPath}`,
@@ -118,7 +126,7 @@ export async function startSshd(opts: SshdOptions = {}): Promise<RunningSshd> {
         "UsePAM no",
         "StrictModes no",
         "LogLevel VERBOSE",
-        ...(opts.extraConfig ?? []),
+        ...tail,
       ];
       const configPath = join(dir, "sshd_config");
       await writeFile(configPath, `${config.join("\n")}\n`, { mode: 0o600 });
