@@ -41,11 +41,16 @@ export function crPath(namespace: string, kind: ResourceKind): string {
   return `/apis/${API_GROUP}/${CR_VERSION}/namespaces/${encodeURIComponent(namespace)}/${kindInfo[kind].plural}`;
 }
 
-/** HTTP status of a client-node ApiException, or undefined for other failures (network, ...). */
+/**
+ * HTTP status of a client-node failure (ApiException.code, or the watch's error.statusCode), or
+ * undefined for other failures (network, TLS, timeouts).
+ */
 export function kubeStatusCode(err: unknown): number | undefined {
   if (err === null || typeof err !== "object") return undefined;
-  const code = (err as { code?: unknown }).code;
-  return typeof code === "number" && code >= 100 && code < 600 ? code : undefined;
+  for (const code of [(err as { code?: unknown }).code, (err as { statusCode?: unknown }).statusCode]) {
+    if (typeof code === "number" && code >= 100 && code < 600) return code;
+  }
+  return undefined;
 }
 
 /** The `message` of the Kubernetes Status in an ApiException body, when there is one. */

@@ -21,7 +21,7 @@ import {
 } from "@kubernetes/client-node";
 import type { TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
-import { BadParameterError } from "../errors.ts";
+import { BadParameterError, type SvcError } from "../errors.ts";
 import {
   type AnyResource,
   kindInfo,
@@ -54,8 +54,8 @@ export interface KubernetesSourceOptions {
   semantic?: SemanticContext;
   /** Called for each new or changed problem. */
   onProblem?: (problem: SourceProblem) => void;
-  /** Called when a kind's list or watch fails (before the backoff); never with secrets. */
-  onWatchError?: (kind: ResourceKind, error: unknown) => void;
+  /** Called when a kind's list or watch fails, before the backoff (a typed error, no secrets). */
+  onWatchError?: (kind: ResourceKind, error: SvcError) => void;
 }
 
 type RawObject = KubernetesObject & Record<string, unknown>;
@@ -117,7 +117,7 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
   readonly #writeVisibleTimeoutMs: number;
   readonly #semantic: SemanticContext;
   readonly #onProblem: ((p: SourceProblem) => void) | undefined;
-  readonly #onWatchError: ((kind: ResourceKind, error: unknown) => void) | undefined;
+  readonly #onWatchError: ((kind: ResourceKind, error: SvcError) => void) | undefined;
   readonly #problems = new Map<string, SourceProblem>();
   #running = false;
   #synced = false;
@@ -355,7 +355,7 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
     if (state.generation !== generation || state.retry) return;
     state.failures++;
     try {
-      this.#onWatchError?.(state.kind, err);
+      this.#onWatchError?.(state.kind, kubeError(err, `list/watch of ${kindInfo[state.kind].plural}`));
     } catch {
       // a reporting callback must not break recovery
     }
