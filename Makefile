@@ -19,8 +19,10 @@ test: deps provision
 	vitest run
 
 deps: node_modules/.install-stamp
-node_modules/.install-stamp: package.json package-lock.json
-	npm ci --no-audit --no-fund --loglevel=error
+# `npm install` (not `npm ci`): npm 11's ci refuses this lock file over optional platform packages
+# of biome it never installs here; install still honours the locked versions and runs patch-package.
+node_modules/.install-stamp: package.json package-lock.json $(wildcard patches/*.patch)
+	npm install --no-audit --no-fund --loglevel=error
 	touch $@
 
 ## provision: install the real peers the tests use (OpenSSH server, Chromium, PostgreSQL, Go-built tools)
