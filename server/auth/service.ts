@@ -344,7 +344,7 @@ export class AuthService {
           serial: cert.serial.toString(),
           principals,
           valid_before: validBefore.toISOString(),
-          public_key_fingerprint: sshFingerprint(key.key),
+          public_key_fingerprint: sshFingerprint(key.blob),
         },
       });
       const pub = await this.#d.keys.publicKeys();
