@@ -27,7 +27,7 @@ export interface SigV4Request {
 }
 
 /** node:crypto behind the hash interface @smithy/signature-v4 expects (avoids another package). */
-class NodeSha256 {
+export class NodeSha256 {
   readonly #secret: Uint8Array | undefined;
   #hash: ReturnType<typeof createHash> | ReturnType<typeof createHmac>;
   constructor(secret?: string | ArrayBuffer | ArrayBufferView) {
