@@ -7,6 +7,7 @@ export interface RegisterAgentRequest {
   tls_public_key_pem?: string;
   labels?: { [key: string]: string };
   addresses?: string[];
+  agentless?: boolean;
 }
 
 export interface RegisterAgentRequest__Output {
@@ -16,4 +17,5 @@ export interface RegisterAgentRequest__Output {
   tls_public_key_pem: string;
   labels: { [key: string]: string };
   addresses: string[];
+  agentless: boolean;
 }
