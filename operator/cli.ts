@@ -68,6 +68,8 @@ export function registerOperatorCommand(program: Command): Command {
         ...(flags.caSecretPrefix ? { caSecretPrefix: flags.caSecretPrefix } : {}),
       });
       await handle.done;
+      // Stopped (SIGTERM): leave even if a pooled HTTP connection would keep the loop alive.
+      setTimeout(() => process.exit(process.exitCode ?? 0), 2_000).unref();
     });
 }
 

@@ -49,8 +49,10 @@ function chartRbac(component: string, rules: PolicyRule[]): string {
     .replaceAll(nameOf(component), `{{ include "svc.fullname" . }}-${component}`)
     .replaceAll(NS, "{{ .Release.Namespace }}")
     .replaceAll(LEASE, "{{ .Values.operator.leaderElection.leaseName }}")
-    .replace(new RegExp(`^(\\s*)${LABELS}: ${component}$`, "gm"), (_m, indent: string) =>
-      `${indent}{{- include "svc.labels" . | nindent ${indent.length} }}\n${indent}app.kubernetes.io/component: ${component}`,
+    .replace(
+      new RegExp(`^(\\s*)${LABELS}: ${component}$`, "gm"),
+      (_m, indent: string) =>
+        `${indent}{{- include "svc.labels" . | nindent ${indent.length} }}\n${indent}app.kubernetes.io/component: ${component}`,
     );
   return `${HEADER.replace("# ", "{{- /* ").replace("\n", " */}}\n")}${templated}`;
 }
@@ -62,7 +64,9 @@ export function expectedFiles(): Map<string, string> {
   out.set("charts/svc/templates/operator-rbac.yaml", chartRbac("operator", operatorRules(LEASE)));
   out.set("charts/svc/templates/auth-rbac.yaml", chartRbac("auth", authRules()));
   out.set("charts/svc/templates/proxy-rbac.yaml", chartRbac("proxy", proxyRules()));
-  for (const file of readdirSync(join(root, "crds")).filter((f) => f.endsWith(".yaml")).sort()) {
+  for (const file of readdirSync(join(root, "crds"))
+    .filter((f) => f.endsWith(".yaml"))
+    .sort()) {
     out.set(`charts/svc/crds/${file}`, readFileSync(join(root, "crds", file), "utf8"));
   }
   return out;

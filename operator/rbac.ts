@@ -2,8 +2,7 @@
 // templates and operator/rbac.yaml (the plain copy the tests apply) are generated from here by
 // operator/gen-manifests.ts; a test fails when they are stale. Everything is namespaced (a Role,
 // not a ClusterRole): the platform reads and writes only its own namespace.
-import { kindInfo, RESOURCE_KINDS } from "../core/resources/index.ts";
-import { API_GROUP } from "../core/resources/index.ts";
+import { API_GROUP, kindInfo, RESOURCE_KINDS } from "../core/resources/index.ts";
 
 export interface PolicyRule {
   apiGroups: string[];
@@ -27,7 +26,12 @@ export function operatorRules(leaseName: string): PolicyRule[] {
     { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create"] },
     { apiGroups: [""], resources: ["events"], verbs: ["create"] },
     { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["create"] },
-    { apiGroups: ["coordination.k8s.io"], resources: ["leases"], verbs: ["get", "update"], resourceNames: [leaseName] },
+    {
+      apiGroups: ["coordination.k8s.io"],
+      resources: ["leases"],
+      verbs: ["get", "update"],
+      resourceNames: [leaseName],
+    },
   ];
 }
 
