@@ -43,6 +43,8 @@ export interface ProxyFixture {
   source: MemorySource;
   hostCaPem: string;
   config: ProxyConfig;
+  /** the proxy's HTTPS certificate and key (the benchmark's baseline server reuses them) */
+  proxyTls: { certPem: string; keyPem: string };
   /** flips what the proxy's ready() dependency answers */
   setResourcesReady(ready: boolean): void;
   close(): Promise<void>;
@@ -161,9 +163,10 @@ export async function startProxyFixture(
       ...overrides,
     };
     let resourcesReady = true;
+    const proxyTls = { certPem: proxyServerCertPem, keyPem: privateKeyToPem(proxyServerKey.privateKey) };
     const proxy = await startProxyServer({
       config,
-      tls: { certPem: proxyServerCertPem, keyPem: privateKeyToPem(proxyServerKey.privateKey) },
+      tls: proxyTls,
       authApi,
       logger,
       ready: () => resourcesReady,
@@ -181,6 +184,7 @@ export async function startProxyFixture(
       source,
       hostCaPem,
       config,
+      proxyTls,
       setResourcesReady: (r) => {
         resourcesReady = r;
       },

@@ -43,6 +43,8 @@ describe("public routes", () => {
     expect(body.spiffe_sequence).toBeGreaterThan(0);
     expect(body.spiffe_refresh_hint).toBeGreaterThan(0);
     expect(res.text).not.toMatch(/"d"\s*:/);
+    // public key material may be cached briefly; everything else is no-store
+    expect(res.headers["cache-control"]).toBe("public, max-age=60");
   });
 
   it("OIDC discovery names the configured issuer and the JWKS route", async () => {
