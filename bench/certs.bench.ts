@@ -1,6 +1,8 @@
 // OpenSSH certificates signed per second by core/certs vs raw crypto.sign with the same Ed25519
 // CA key over a payload of the same size (the signed part of one certificate). Rounds alternate
-// so background load hits both sides alike. `ssh-keygen -s` (one process per cert) is context.
+// so background load hits both sides alike, and the goal is judged per CPU-second of this process
+// (process.cpuUsage), which other processes on the shared cores disturb far less than wall time.
+// `ssh-keygen -s` (one process per cert) is context.
 import { execFile } from "node:child_process";
 import { sign } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
@@ -15,8 +17,15 @@ const exec = promisify(execFile);
 const ROUND_MS = 150;
 const ROUNDS = 24;
 
-function rate(fn: () => void): { ops: number; ms: number } {
+interface Sample {
+  ops: number;
+  ms: number;
+  cpuMs: number;
+}
+
+function rate(fn: () => void): Sample {
   let ops = 0;
+  const cpu0 = process.cpuUsage();
   const start = performance.now();
   let now = start;
   while (now - start < ROUND_MS) {
@@ -24,8 +33,15 @@ function rate(fn: () => void): { ops: number; ms: number } {
     ops += 50;
     now = performance.now();
   }
-  return { ops, ms: now - start };
+  const cpu = process.cpuUsage(cpu0);
+  return { ops, ms: now - start, cpuMs: (cpu.user + cpu.system) / 1000 };
 }
+
+const add = (x: Sample, y: Sample): Sample => ({
+  ops: x.ops + y.ops,
+  ms: x.ms + y.ms,
+  cpuMs: x.cpuMs + y.cpuMs,
+});
 
 export default async (): Promise<BenchReport> => {
   const ca = generateSshKeyPair("ed25519");
@@ -46,18 +62,19 @@ export default async (): Promise<BenchReport> => {
   const payload = Buffer.alloc(sample.blob.length - (4 + 4 + 11 + 4 + 64), 7);
   const extensions = [...req.extensions];
 
-  let ours = { ops: 0, ms: 0 };
-  let raw = { ops: 0, ms: 0 };
+  let ours: Sample = { ops: 0, ms: 0, cpuMs: 0 };
+  let raw: Sample = { ops: 0, ms: 0, cpuMs: 0 };
   rate(() => signer.sign({ ...req, extensions })); // warm-up
   rate(() => sign(null, payload, ca.privateKey));
   // Short alternating rounds (order flipped each time) and the median per-round ratio: other
   // processes share the 2 cores, and a burst of their load should not land on one side only.
   const roundRatios: number[] = [];
+  const roundCpuRatios: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
-    const runOurs = (): { ops: number; ms: number } => rate(() => signer.sign({ ...req, extensions }));
-    const runRaw = (): { ops: number; ms: number } => rate(() => sign(null, payload, ca.privateKey));
-    let a: { ops: number; ms: number };
-    let b: { ops: number; ms: number };
+    const runOurs = (): Sample => rate(() => signer.sign({ ...req, extensions }));
+    const runRaw = (): Sample => rate(() => sign(null, payload, ca.privateKey));
+    let a: Sample;
+    let b: Sample;
     if (r % 2 === 0) {
       a = runOurs();
       b = runRaw();
@@ -65,9 +82,10 @@ export default async (): Promise<BenchReport> => {
       b = runRaw();
       a = runOurs();
     }
-    ours = { ops: ours.ops + a.ops, ms: ours.ms + a.ms };
-    raw = { ops: raw.ops + b.ops, ms: raw.ms + b.ms };
+    ours = add(ours, a);
+    raw = add(raw, b);
     roundRatios.push(a.ops / a.ms / (b.ops / b.ms));
+    roundCpuRatios.push(a.ops / a.cpuMs / (b.ops / b.cpuMs));
   }
   const oursPerSec = (ours.ops / ours.ms) * 1000;
   const rawPerSec = (raw.ops / raw.ms) * 1000;
@@ -75,11 +93,12 @@ export default async (): Promise<BenchReport> => {
   // The path IssueUserCerts takes: the subject key arrives as a text line and is parsed and
   // validated on every request. Reported as a row, not held to the signing goal.
   const line = subject.publicLine;
-  let fromLine = { ops: 0, ms: 0 };
-  for (let r = 0; r < 2; r++) {
-    const a = rate(() => signer.sign({ ...req, publicKey: line, extensions }));
-    fromLine = { ops: fromLine.ops + a.ops, ms: fromLine.ms + a.ms };
-  }
+  let fromLine: Sample = { ops: 0, ms: 0, cpuMs: 0 };
+  for (let r = 0; r < 2; r++)
+    fromLine = add(
+      fromLine,
+      rate(() => signer.sign({ ...req, publicKey: line, extensions })),
+    );
   const fromLinePerSec = (fromLine.ops / fromLine.ms) * 1000;
 
   const rows: BenchReport["rows"] = [
@@ -122,8 +141,13 @@ export default async (): Promise<BenchReport> => {
     title: "OpenSSH certificate signing",
     rows,
     ratios: [
-      { name: "core/certs vs raw crypto.sign (median round)", ratio: percentile(roundRatios, 50), goal: 0.8 },
-      { name: "core/certs vs raw crypto.sign (totals)", ratio: oursPerSec / rawPerSec },
+      {
+        name: "core/certs vs raw crypto.sign (per CPU-s, median)",
+        ratio: percentile(roundCpuRatios, 50),
+        goal: 0.8,
+      },
+      { name: "core/certs vs raw crypto.sign (wall, median)", ratio: percentile(roundRatios, 50) },
+      { name: "core/certs vs raw crypto.sign (wall, totals)", ratio: oursPerSec / rawPerSec },
       { name: "parse key line + sign vs raw crypto.sign", ratio: fromLinePerSec / rawPerSec },
     ],
   };

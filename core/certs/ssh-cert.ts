@@ -123,6 +123,18 @@ const toU64Seconds = (d: Date, what: string): bigint => {
 
 const EMPTY = Buffer.alloc(0);
 
+/** Writes an SSH string at `o`; returns the offset after it. */
+function putStr(buf: Buffer, o: number, v: string): number {
+  const n = buf.write(v, o + 4, "utf8");
+  buf.writeUInt32BE(n, o);
+  return o + 4 + n;
+}
+
+function putBytes(buf: Buffer, o: number, v: Buffer): number {
+  buf.writeUInt32BE(v.length, o);
+  return o + 4 + v.copy(buf, o + 4);
+}
+
 // Nonces and serials come from a pooled random buffer: one randomFillSync per ~100 certificates.
 let pool = Buffer.alloc(0);
 let poolPos = 0;
@@ -136,22 +148,21 @@ function randomChunk(n: number): Buffer {
   return out;
 }
 
-const blobCache = new WeakMap<KeyObject, Buffer>();
+const subjectCache = new WeakMap<KeyObject, { keyType: SshKeyType; body: Buffer }>();
 
 /** The subject key's type and the key fields after the type name, without re-encoding a parsed key. */
 function subjectKey(k: KeyObject | string | SshPublicKey): { keyType: SshKeyType; body: Buffer } {
-  let blob: Buffer;
-  let keyType: SshKeyType;
-  if (typeof k === "string" || !(k instanceof KeyObject)) {
-    const parsed = typeof k === "string" ? parseSshPublicKey(k) : k;
-    blob = parsed.blob;
-    keyType = parsed.type;
-  } else {
-    keyType = sshKeyType(k);
-    blob = blobCache.get(k) ?? sshPublicKeyBlob(k);
-    blobCache.set(k, blob);
+  if (k instanceof KeyObject) {
+    let hit = subjectCache.get(k);
+    if (!hit) {
+      const keyType = sshKeyType(k);
+      hit = { keyType, body: sshPublicKeyBlob(k).subarray(4 + keyType.length) };
+      subjectCache.set(k, hit);
+    }
+    return hit;
   }
-  return { keyType, body: blob.subarray(4 + keyType.length) };
+  const parsed = typeof k === "string" ? parseSshPublicKey(k) : k;
+  return { keyType: parsed.type, body: parsed.blob.subarray(4 + parsed.type.length) };
 }
 
 /** A signed certificate; the text line is built on first use. */
@@ -185,23 +196,25 @@ export class SshCertSigner {
     this.#caKey = caPrivateKey;
     this.#caBlob = sshPublicKeyBlob(caPrivateKey);
   }
-  readonly #extCache = new Map<string, Buffer>();
+  /** extension sections by bitmask over SSH_CERT_EXTENSIONS (which is already sorted) */
+  readonly #extCache: (Buffer | undefined)[] = [];
 
-  /** Encoded extensions section, sorted and de-duplicated; cached per set (at most 2^5 sets). */
+  /** Encoded extensions section, sorted and de-duplicated; cached per set (2^5 sets). */
   #extensions(list: readonly SshCertExtension[]): Buffer {
-    const cacheKey = list.join(",");
-    const hit = this.#extCache.get(cacheKey);
-    if (hit) return hit;
-    const names = [...new Set(list)];
-    for (const n of names) {
-      if (!(SSH_CERT_EXTENSIONS as readonly string[]).includes(n))
-        throw new BadParameterError(`unknown extension ${JSON.stringify(n)}`);
+    let mask = 0;
+    for (const n of list) {
+      const i = (SSH_CERT_EXTENSIONS as readonly string[]).indexOf(n);
+      if (i < 0) throw new BadParameterError(`unknown extension ${JSON.stringify(String(n).slice(0, 64))}`);
+      mask |= 1 << i;
     }
-    names.sort();
+    const hit = this.#extCache[mask];
+    if (hit) return hit;
     const w = new SshWriter();
-    for (const n of names) w.string(n).uint32(0);
+    SSH_CERT_EXTENSIONS.forEach((n, i) => {
+      if (mask & (1 << i)) w.string(n).uint32(0);
+    });
     const out = w.toBuffer();
-    if (this.#extCache.size < 256) this.#extCache.set(cacheKey, out);
+    this.#extCache[mask] = out;
     return out;
   }
 
@@ -285,39 +298,25 @@ export class SshCertSigner {
       4 +
       this.#caBlob.length;
     const blob = Buffer.allocUnsafe(signedLen + sigLen);
-    let o = 0;
-    const u32 = (v: number): void => {
-      o = blob.writeUInt32BE(v, o);
-    };
-    const str = (v: string): void => {
-      const n = blob.write(v, o + 4, "utf8");
-      u32(n);
-      o += n;
-    };
-    const bytes = (v: Uint8Array): void => {
-      u32(v.length);
-      blob.set(v, o);
-      o += v.length;
-    };
-    str(certType);
-    bytes(rnd.subarray(0, 32));
-    blob.set(body, o);
-    o += body.length;
+    let o = putStr(blob, 0, certType);
+    o = blob.writeUInt32BE(32, o);
+    o += rnd.copy(blob, o, 0, 32);
+    o += body.copy(blob, o);
     o = blob.writeBigUInt64BE(serial, o);
-    u32(req.type === "user" ? 1 : 2);
-    str(keyId);
-    u32(principalsLen);
-    for (const p of req.principals) str(p);
+    o = blob.writeUInt32BE(req.type === "user" ? 1 : 2, o);
+    o = putStr(blob, o, keyId);
+    o = blob.writeUInt32BE(principalsLen, o);
+    for (const p of req.principals) o = putStr(blob, o, p);
     o = blob.writeBigUInt64BE(after, o);
     o = blob.writeBigUInt64BE(before, o);
-    bytes(critical);
-    bytes(exts);
-    u32(0);
-    bytes(this.#caBlob);
+    o = putBytes(blob, o, critical);
+    o = putBytes(blob, o, exts);
+    o = blob.writeUInt32BE(0, o);
+    o = putBytes(blob, o, this.#caBlob);
     const signature = sign(null, blob.subarray(0, o), this.#caKey);
-    u32(4 + 11 + 4 + signature.length);
-    str("ssh-ed25519");
-    bytes(signature);
+    o = blob.writeUInt32BE(4 + 11 + 4 + signature.length, o);
+    o = putStr(blob, o, "ssh-ed25519");
+    o = putBytes(blob, o, signature);
     if (o !== blob.length) throw new Error("certificate length mismatch");
     return new IssuedCertificate(blob, certType, keyId, serial);
   }
