@@ -14,6 +14,7 @@ export {
   type IamChallengesDeps,
   type IssuedChallenge,
 } from "./challenges.ts";
+export { iamAllowRulesOf } from "./join-token-rules.ts";
 export {
   type AwsCredentials,
   parseAmzDate,
