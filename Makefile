@@ -47,3 +47,7 @@ gen: deps
 
 clean:
 	rm -rf node_modules data
+
+## e2e-kind: the operator tests against a kind cluster (needs a Docker engine and kind; see docs/operator.md)
+e2e-kind: deps
+	./test/e2e-kind.sh

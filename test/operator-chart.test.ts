@@ -1,0 +1,111 @@
+// The Helm chart: `helm lint`, `helm template`, and the rendered CRDs, RBAC, ConfigMap and Services
+// applied to a real kube-apiserver (Deployments server-side dry-run: no scheduler runs here). The
+// chart's operator RBAC must be exactly what the tests run the operator with (operator/rbac.yaml).
+import { execFile } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parseAllDocuments, stringify } from "yaml";
+import { kubectl } from "./harness/kube.ts";
+import { toolPath } from "./harness/tools.ts";
+import { must, NS, type OperatorTestCluster, startOperatorCluster } from "./operator-fixture.ts";
+
+const run = promisify(execFile);
+const root = join(import.meta.dirname, "..");
+const chart = join(root, "charts", "svc");
+
+interface K8sObject {
+  apiVersion: string;
+  kind: string;
+  metadata: { name: string; namespace?: string };
+  [key: string]: unknown;
+}
+
+async function helm(args: string[]): Promise<string> {
+  const { stdout } = await run(toolPath("helm"), args, { maxBuffer: 32 * 1024 * 1024 });
+  return stdout;
+}
+
+describe("Helm chart charts/svc", () => {
+  let cluster: OperatorTestCluster | undefined;
+  let rendered: K8sObject[] = [];
+  const admin = () => cluster?.adminKubeconfig ?? "";
+  const ofKind = (kind: string) => rendered.filter((o) => o.kind === kind);
+  const named = (kind: string, name: string) => ofKind(kind).find((o) => o.metadata.name === name);
+
+  beforeAll(async () => {
+    const text = await helm(["template", "svc", chart, "--namespace", NS, "--include-crds"]);
+    rendered = parseAllDocuments(text)
+      .map((d) => d.toJS() as K8sObject | null)
+      .filter((o): o is K8sObject => o !== null);
+    cluster = await startOperatorCluster();
+  });
+
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it("passes helm lint", async () => {
+    const out = await helm(["lint", chart, "--strict"]);
+    expect(out).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
+  });
+
+  it("renders the operator, auth and proxy with Services, ServiceAccounts, RBAC and the CRDs", () => {
+    expect(
+      ofKind("Deployment")
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(["svc-auth", "svc-operator", "svc-proxy"]);
+    expect(
+      ofKind("Service")
+        .map((d) => d.metadata.name)
+        .sort(),
+    ).toEqual(["svc-auth", "svc-proxy"]);
+    expect(ofKind("ServiceAccount").length).toBe(3);
+    expect(ofKind("Role").length).toBe(3);
+    expect(ofKind("RoleBinding").length).toBe(3);
+    expect(ofKind("CustomResourceDefinition").length).toBe(5);
+  });
+
+  it("gives the operator exactly the RBAC the tests run it with", () => {
+    const plain = parseAllDocuments(readFileSync(join(root, "operator", "rbac.yaml"), "utf8")).map(
+      (d) => d.toJS() as K8sObject & { rules?: unknown; subjects?: unknown },
+    );
+    const role = named("Role", "svc-operator") as (K8sObject & { rules?: unknown }) | undefined;
+    const binding = named("RoleBinding", "svc-operator") as (K8sObject & { subjects?: unknown }) | undefined;
+    expect(role?.rules).toEqual(plain.find((d) => d.kind === "Role")?.rules);
+    expect(binding?.subjects).toEqual(plain.find((d) => d.kind === "RoleBinding")?.subjects);
+  });
+
+  it("takes auth's PostgreSQL URL from a Secret and gives the proxy none", () => {
+    const auth = JSON.stringify(named("Deployment", "svc-auth"));
+    const proxy = JSON.stringify(named("Deployment", "svc-proxy"));
+    expect(auth).toContain('"secretKeyRef":{"name":"svc-postgres","key":"url"}');
+    expect(proxy).not.toContain("secretKeyRef");
+    expect(JSON.stringify(named("ConfigMap", "svc-config"))).toContain("url-from-secret.invalid");
+  });
+
+  it("applies to a real apiserver: CRDs, RBAC, ConfigMap, Services; Deployments pass a server-side dry run", async () => {
+    const ns = await kubectl(admin(), ["create", "namespace", NS]);
+    if (ns.code !== 0 && !ns.stderr.includes("AlreadyExists")) throw new Error(ns.stderr);
+    const yaml = (objs: K8sObject[]) => objs.map((o) => stringify(o)).join("---\n");
+    await must(
+      kubectl(admin(), ["apply", "--server-side", "-f", "-"], yaml(ofKind("CustomResourceDefinition"))),
+    );
+    const applied = rendered.filter((o) => !["CustomResourceDefinition", "Deployment"].includes(o.kind));
+    await must(kubectl(admin(), ["apply", "-f", "-"], yaml(applied)));
+    const dry = await must(
+      kubectl(admin(), ["apply", "--dry-run=server", "-f", "-"], yaml(ofKind("Deployment"))),
+    );
+    expect(dry).toContain("deployment.apps/svc-operator");
+    // The chart's RBAC is what the operator identity now has.
+    const can = async (verb: string, what: string) =>
+      (
+        await kubectl(cluster?.operatorKubeconfig ?? "", ["auth", "can-i", "-n", NS, verb, what])
+      ).stdout.trim();
+    expect(await can("patch", "roles.svc.dev/status")).toBe("yes");
+    expect(await can("watch", "jointokens.svc.dev")).toBe("yes");
+    expect(await can("list", "secrets")).toBe("no");
+  });
+});
