@@ -53,6 +53,6 @@ describe("grpcurl", () => {
     );
     expect(JSON.parse(health)).toEqual({ status: "SERVING" });
     const info = await grpcurl(env.auth.address, "svc.v1.AuthService/GetClusterInfo");
-    expect(JSON.parse(info)).toMatchObject({ clusterName: "test" });
+    expect(JSON.parse(info)).toMatchObject({ cluster_name: "test", server_version: "0.1.0" });
   });
 });

@@ -1,9 +1,10 @@
 // Starts the auth gRPC listener: TLS 1.3 only, the auth interceptor, svc.v1.AuthService, the
 // standard health service and server reflection (so grpcurl works without .proto files).
 import { Server } from "@grpc/grpc-js";
-import { ReflectionService } from "@grpc/reflection";
-import { HealthImplementation } from "grpc-health-check";
-import { AUTH_SERVICE_NAME, authPackageDefinition } from "./proto.ts";
+import { loadSync } from "@grpc/proto-loader";
+import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
+import { AUTH_SERVICE_NAME, authPackageDefinition, loaderOptions } from "./proto.ts";
+import { addReflection } from "./reflection.ts";
 import { AuthService, type AuthServiceDeps } from "./service.ts";
 import { type AuthServerTlsOptions, authServerCredentials } from "./tls.ts";
 
@@ -33,7 +34,9 @@ export async function startAuthServer(opts: AuthServerOptions): Promise<RunningA
   service.addToServer(server);
   const health = new HealthImplementation({ "": "SERVING", [AUTH_SERVICE_NAME]: "SERVING" });
   health.addToServer(server);
-  new ReflectionService(authPackageDefinition).addToServer(server);
+  // Reflection describes everything served, so grpcurl can call health too.
+  const healthDefinition = loadSync(healthProtoPath, loaderOptions);
+  addReflection(server, [authPackageDefinition, healthDefinition]);
 
   const host = opts.host ?? "127.0.0.1";
   const bindHost = host.includes(":") ? `[${host}]` : host;
