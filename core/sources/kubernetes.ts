@@ -11,13 +11,13 @@
 // caught. A periodic resync replays the informer's objects through validation.
 import {
   CustomObjectsApi,
-  type Informer,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
-  makeInformer,
+  ListWatch,
   PatchStrategy,
   setHeaderOptions,
+  Watch,
 } from "@kubernetes/client-node";
 import type { TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
@@ -60,6 +60,9 @@ export interface KubernetesSourceOptions {
 
 type RawObject = KubernetesObject & Record<string, unknown>;
 
+const RECONNECT_AFTER_CLOSE_MAX_MS = 1_000;
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref());
+
 interface Seen {
   resourceVersion: string;
   deleting: boolean;
@@ -67,7 +70,7 @@ interface Seen {
 
 interface KindState {
   kind: ResourceKind;
-  informer: (Informer<RawObject> & { list(namespace?: string): ReadonlyArray<RawObject> }) | undefined;
+  informer: ListWatch<RawObject> | undefined;
   /** Bumped for every informer instance; events of an older instance are ignored. */
   generation: number;
   listed: boolean;
@@ -317,28 +320,47 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
       })) as KubernetesListObject<RawObject>;
       // The list is the truth at its resourceVersion: apply it as a snapshot before the informer
       // diffs it against its own (possibly empty) cache, so nothing vanished goes unnoticed.
-      if (current()) {
-        state.failures = 0;
-        this.#snapshot(state, list.items ?? [], false);
-        this.#markListed(state);
-      }
+      // A list that returns after this informer was replaced or stopped must not open a watch.
+      if (!current()) throw new Error("aborted: informer replaced");
+      state.failures = 0;
+      this.#snapshot(state, list.items ?? [], false);
+      this.#markListed(state);
       return list;
     };
-    const informer = makeInformer<RawObject>(
-      this.#kubeConfig,
+    // The informer makeInformer() builds, plus a delay hook: client-node waits up to 30 s before
+    // re-watching after a clean server-side close (routine: the apiserver ends watches on its own
+    // schedule); we cap that at 1 s, and a delay that outlives this informer never wakes, so no
+    // watch is opened after stop().
+    const delayFn = async (ms: number): Promise<void> => {
+      await sleep(Math.min(ms, RECONNECT_AFTER_CLOSE_MAX_MS));
+      if (!current()) await new Promise<void>(() => undefined);
+    };
+    const informer = new ListWatch<RawObject>(
       crPath(this.#namespace, state.kind),
+      new Watch(this.#kubeConfig),
       listFn,
-    ) as KindState["informer"] & Informer<RawObject>;
+      false,
+      undefined,
+      undefined,
+      { delayFn },
+    );
     state.informer = informer;
+    // A watch that was still connecting when its informer was stopped can outlive it: the first
+    // event it delivers stops it for good.
+    const stale = (): boolean => {
+      if (current()) return false;
+      informer.stop().catch(() => undefined);
+      return true;
+    };
     const onObject = (obj: RawObject) => {
-      if (!current()) return;
+      if (stale()) return;
       state.failures = 0;
       this.#process(state, obj, false);
     };
     informer.on("add", onObject);
     informer.on("update", onObject);
     informer.on("delete", (obj: RawObject) => {
-      if (!current()) return;
+      if (stale()) return;
       state.failures = 0;
       this.#delete(state, nameOf(obj));
     });
