@@ -61,3 +61,31 @@ export function relyingParty(config: Pick<ProxyConfig, "publicUrl" | "clusterNam
   const url = new URL(config.publicUrl);
   return { rpId: url.hostname, rpName: config.clusterName, origin: url.origin };
 }
+
+/** The proxy's view of the daemon configuration file (server/config.ts). */
+export function proxyConfigFrom(
+  file: {
+    cluster_name: string;
+    proxy: { listen_addr: string; public_addr: string; oidc_issuer_url: string };
+    client_tools: { min_version: string; recommended_version: string };
+  },
+  serverVersion: string,
+): ProxyConfig {
+  const i = file.proxy.listen_addr.lastIndexOf(":");
+  const publicPort = file.proxy.public_addr.slice(file.proxy.public_addr.lastIndexOf(":") + 1);
+  const publicHost = file.proxy.public_addr.slice(0, file.proxy.public_addr.lastIndexOf(":"));
+  return {
+    ...proxyDefaults,
+    listenHost: file.proxy.listen_addr.slice(0, i).replace(/^\[|\]$/g, ""),
+    listenPort: Number(file.proxy.listen_addr.slice(i + 1)),
+    // the default HTTPS port is left out of the origin, as browsers do
+    publicUrl: publicPort === "443" ? `https://${publicHost}` : `https://${file.proxy.public_addr}`,
+    clusterName: file.cluster_name,
+    serverVersion,
+    clientVersionPolicy: {
+      minimum: file.client_tools.min_version,
+      recommended: file.client_tools.recommended_version,
+    },
+    oidcIssuerUrl: file.proxy.oidc_issuer_url,
+  };
+}
