@@ -50,6 +50,7 @@ describe("HTTP/1.1 wire form", () => {
     ["a short content-length", good("", BODY, String(BODY.length - 1))],
     ["a long content-length", good("", BODY, String(BODY.length + 1))],
     ["a signed content-length", good("", BODY, `+${BODY.length}`)],
+    ["a zero-padded content-length", good("", BODY, `0${BODY.length}`)],
     ["too many headers", good(Array.from({ length: 40 }, (_, i) => `X-H${i}: v\r\n`).join(""))],
     ["too many bytes", good("", "x".repeat(MAX_HTTP_REQUEST_BYTES))],
   ])("refuses %s", (_why, bytes) => {

@@ -85,7 +85,7 @@ export function parseHttpRequest(bytes: Uint8Array): HttpRequestParts {
   }
   const body = Buffer.from(buf.subarray(end + 4));
   const length = headerValue(headers, "content-length");
-  if (length === undefined || !/^\d{1,6}$/.test(length))
+  if (length === undefined || !/^(0|[1-9]\d{0,5})$/.test(length))
     throw bad("content-length is missing or not a number");
   if (Number(length) !== body.byteLength) throw bad("content-length does not match the body");
   return { method: requestLine[1] as string, target: requestLine[2] as string, headers, body };
