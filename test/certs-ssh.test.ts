@@ -1,13 +1,14 @@
 // Strict parsing of OpenSSH keys and certificates, and the checks an agent relies on.
 import { execFile } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { userKeyId } from "../core/certs/key-ids.ts";
 import { parseSshCertificate, SshCertSigner, verifySshCertificate } from "../core/certs/ssh-cert.ts";
+import { writeSshIdentity } from "../core/certs/ssh-key-files.ts";
 import {
   formatSshPublicKey,
   generateSshKeyPair,
@@ -201,5 +202,32 @@ describe("key ids", () => {
     expect(id).toMatch(/^user:alice:session:[0-9a-f]{16}$/);
     expect(id).not.toContain("s3cr3t");
     expect(userKeyId("alice", "other")).not.toBe(id);
+  });
+});
+
+describe("identity files", () => {
+  it("writes key (0600), .pub and -cert.pub that ssh-keygen reads", async () => {
+    const pair = generateSshKeyPair("ed25519", { comment: "bot" });
+    const ca = new SshCertSigner(generateSshKeyPair("ed25519").privateKey);
+    const cert = ca.sign({
+      type: "user",
+      publicKey: pair.publicLine,
+      keyId: "bot:ci:gen:1",
+      principals: ["ci"],
+      validAfter: new Date(Date.now() - 60_000),
+      validBefore: new Date(Date.now() + 3600_000),
+    });
+    const base = join(dir, "id_bot");
+    const files = await writeSshIdentity(base, { ...pair, certificateLine: cert.line });
+    expect((await stat(files.privateKeyPath)).mode & 0o777).toBe(0o600);
+    const { stdout } = await exec("ssh-keygen", ["-y", "-f", files.privateKeyPath]);
+    expect(stdout.trim()).toBe(pair.publicLine);
+    const shown = await exec("ssh-keygen", ["-L", "-f", files.certificatePath ?? ""]);
+    expect(shown.stdout).toContain('Key ID: "bot:ci:gen:1"');
+    // rewriting replaces the files in place
+    const next = generateSshKeyPair("ed25519");
+    await writeSshIdentity(base, next);
+    expect((await exec("ssh-keygen", ["-y", "-f", base])).stdout.trim()).toBe(next.publicLine);
+    await expect(stat(`${base}-cert.pub`)).rejects.toThrow(/ENOENT/);
   });
 });

@@ -1,0 +1,47 @@
+// Writes an SSH identity the way OpenSSH tools expect to find it: <path> (private, 0600),
+// <path>.pub and, when given, <path>-cert.pub. Each file is replaced atomically (temp + rename),
+// so a reader (ssh, a running bot) never sees a half-written key or a key without its cert.
+import { randomBytes } from "node:crypto";
+import { open, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+
+async function writeAtomic(path: string, data: string, mode: number): Promise<void> {
+  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
+  const fh = await open(tmp, "wx", mode);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+}
+
+export interface SshIdentityFiles {
+  privateKeyPath: string;
+  publicKeyPath: string;
+  certificatePath?: string;
+}
+
+/** Writes .pub, then the key, then the certificate (or removes a stale one), each atomically. */
+export async function writeSshIdentity(
+  path: string,
+  id: { privateOpenSsh: string; publicLine: string; certificateLine?: string },
+): Promise<SshIdentityFiles> {
+  await writeAtomic(`${path}.pub`, `${id.publicLine.trim()}\n`, 0o644);
+  await writeAtomic(path, id.privateOpenSsh, 0o600);
+  if (id.certificateLine === undefined) {
+    // a certificate left from an earlier key would no longer match
+    await unlink(`${path}-cert.pub`).catch((err: unknown) => {
+      if ((err as { code?: unknown }).code !== "ENOENT") throw err;
+    });
+    return { privateKeyPath: path, publicKeyPath: `${path}.pub` };
+  }
+  await writeAtomic(`${path}-cert.pub`, `${id.certificateLine.trim()}\n`, 0o644);
+  return { privateKeyPath: path, publicKeyPath: `${path}.pub`, certificatePath: `${path}-cert.pub` };
+}
