@@ -45,6 +45,7 @@ import { RECORDINGS_ADMIN } from "./authz.ts";
 import { type Caller, callerLabel, callerOf } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
+import type { AgentJoinHandler } from "./join-agent.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult } from "./login.ts";
 import { NodeStore } from "./nodes.ts";
 import { deletePassword } from "./passwords.ts";
@@ -80,6 +81,8 @@ export interface AuthServiceDeps {
   };
   lockout?: LockoutPolicy;
   heartbeatIntervalSeconds?: number;
+  /** RegisterAgent (node join, join-agent.ts); without it the RPC answers UNIMPLEMENTED. */
+  agentJoin?: AgentJoinHandler;
   /** Overrides how a client certificate names its holder (default: URI SAN, see peer.ts). */
   peerIdentity?: (cert: PeerCertificate) => PeerIdentity | undefined;
 }
@@ -358,8 +361,9 @@ export class AuthService {
       };
     }),
 
-    RegisterAgent: unary(async () => {
-      throw new NotImplementedError("RegisterAgent is not implemented yet");
+    RegisterAgent: unary(async (req, _caller, call) => {
+      if (!this.#d.agentJoin) throw new NotImplementedError("RegisterAgent is not implemented yet");
+      return this.#d.agentJoin.register(req, { peer: call.getPeer() });
     }),
     RegisterUsingIAMMethod: (
       call: ServerDuplexStream<RegisterUsingIAMMethodRequest__Output, RegisterUsingIAMMethodResponse>,
@@ -501,10 +505,12 @@ export class AuthService {
 
     Heartbeat: unary(async (req, caller) => {
       if (caller.kind !== "agent") throw new NotAuthenticatedError("agents only");
+      const labels =
+        (await this.#d.agentJoin?.checkHeartbeat(caller.agentId, req.hostname, req.labels)) ?? req.labels;
       await this.nodes.heartbeat(caller.agentId, {
         hostname: req.hostname,
         addresses: req.addresses,
-        labels: req.labels,
+        labels,
         version: req.version,
       });
       return { interval_seconds: this.nodes.intervalSeconds };

@@ -1,0 +1,346 @@
+// RegisterAgent, the auth side of a node join (docs/agent.md): a one-time JoinToken
+// ("<name>.<secret>", the resource keeps sha256(secret) hex) is exchanged for an SSH host
+// certificate and, for an agent, an X.509 client certificate naming it (svc://agent/<id>).
+// Exactly one caller wins a token: the redemption is a create-if-absent in the state backend.
+// A holder of the right secret learns why a token is refused (expired, used, wrong role); anyone
+// else only learns that the token is not valid (no oracle for token names).
+import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
+import { isIP } from "node:net";
+import type { Logger } from "pino";
+import type { Backend } from "../../core/backend/backend.ts";
+import { hostKeyId, SSH_HOST_CERT_TTL_SECONDS } from "../../core/certs/key-ids.ts";
+import type { SshCertificate, SshCertificateRequest } from "../../core/certs/ssh-cert.ts";
+import { parseSshPublicKey, type SshPublicKey, sshFingerprint } from "../../core/certs/ssh-keys.ts";
+import {
+  agentIdentityUri,
+  issueTlsClientCert,
+  publicKeyFromPem,
+  type X509Issuer,
+} from "../../core/certs/x509.ts";
+import type { Clock } from "../../core/clock.ts";
+import { AccessDeniedError, BadParameterError, isAlreadyExists, isNotFound } from "../../core/errors.ts";
+import type { JsonObject } from "../../core/json.ts";
+import type { JoinToken } from "../../core/resources/index.ts";
+import type { ResourceSource } from "../../core/sources/source.ts";
+import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
+import type { RegisterAgentRequest__Output } from "../../proto/generated/svc/v1/RegisterAgentRequest.ts";
+import type { RegisterAgentResponse } from "../../proto/generated/svc/v1/RegisterAgentResponse.ts";
+import { checkHeartbeat, NodeStore } from "./nodes.ts";
+
+/** What AuthService needs from the join (server/auth/service.ts calls these two). */
+export interface AgentJoinHandler {
+  register(req: RegisterAgentRequest__Output, ctx: { peer: string }): Promise<RegisterAgentResponse>;
+  /**
+   * Guards a heartbeat of a registered agent: the hostname must stay the registered one, and the
+   * labels the join token pinned win over what the agent reports. Returns the labels to store.
+   * Agents that did not join through RegisterAgent (services) pass through unchanged.
+   */
+  checkHeartbeat(
+    agentId: string,
+    hostname: string,
+    labels: Record<string, string>,
+  ): Promise<Record<string, string>>;
+}
+
+export interface AgentJoinDeps {
+  backend: Backend;
+  /** JoinToken resources are read from here. */
+  source: ResourceSource;
+  clock: Clock;
+  logger: Logger;
+  /** The SSH host CA. */
+  hostSshSigner: { sign(req: SshCertificateRequest): SshCertificate };
+  /** The X.509 host CA (client certificates for the agents' gRPC calls). */
+  hostCa: X509Issuer;
+  /** User CA keys and host CA PEMs handed to the node. */
+  publicKeys(): PublicKeys | Promise<PublicKeys>;
+  /** Host certificate lifetime; default 365 days. */
+  hostCertTtlSeconds?: number;
+  /** Agent client certificate lifetime; default the host certificate's. */
+  clientCertTtlSeconds?: number;
+}
+
+/** What auth keeps about a joined node (key `agents/<id>`); never a secret. */
+export interface AgentRegistration {
+  id: string;
+  hostname: string;
+  addresses: string[];
+  /** Labels the node asked for, merged under the token's node_labels. */
+  labels: Record<string, string>;
+  /** The token's node_labels: a heartbeat cannot change these. */
+  pinned_labels: Record<string, string>;
+  agentless: boolean;
+  /** OpenSSH public key line of the certified host key (the agentless probe checks it). */
+  host_public_key: string;
+  host_key_fingerprint: string;
+  token: string;
+  joined_at: string;
+}
+
+export const AGENT_PREFIX = "agents/";
+const REDEMPTION_PREFIX = "join-token-redemptions/";
+const INVALID_TOKEN = "join token is not valid";
+const TOKEN_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
+const MAX_TOKEN_LENGTH = 1024;
+
+/** sha256(secret) as hex, the form JoinToken.spec.secret_hash stores. */
+export function joinSecretHash(secret: string): string {
+  return createHash("sha256").update(secret, "utf8").digest("hex");
+}
+
+/** Splits "<name>.<secret>" at the LAST dot (names may contain dots, secrets never do). */
+export function parseJoinToken(token: string): { name: string; secret: string } {
+  if (typeof token !== "string" || token.length === 0)
+    throw new BadParameterError("a join token is required");
+  if (token.length > MAX_TOKEN_LENGTH) throw new BadParameterError("join token is too long");
+  const dot = token.lastIndexOf(".");
+  const name = token.slice(0, dot);
+  const secret = token.slice(dot + 1);
+  if (dot <= 0 || secret.length === 0 || !TOKEN_NAME.test(name) || !/^[A-Za-z0-9_-]+$/.test(secret)) {
+    throw new BadParameterError("join token must look like <name>.<secret>");
+  }
+  return { name, secret };
+}
+
+function hashesEqual(a: string, b: string): boolean {
+  const x = Buffer.from(a, "utf8");
+  const y = Buffer.from(b, "utf8");
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The host of "host:port" (IPv6 in brackets), without brackets. */
+export function hostOfAddress(address: string): string {
+  const m = /^\[([^\]]+)\]:\d+$/.exec(address) ?? /^([^:]+):\d+$/.exec(address);
+  if (!m?.[1])
+    throw new BadParameterError(`address ${JSON.stringify(address.slice(0, 64))} is not host:port`);
+  return m[1];
+}
+
+/** The IP a gRPC peer string names ("ipv4:1.2.3.4:5", "[::1]:5", "1.2.3.4:5"). */
+export function peerIp(peer: string): string | undefined {
+  const p = peer.replace(/^ipv[46]:/, "");
+  const m = /^\[([^\]]+)\]:\d+$/.exec(p) ?? /^([^:]+):\d+$/.exec(p);
+  const ip = m?.[1]?.replace(/^::ffff:/, "");
+  return ip && isIP(ip) ? ip : undefined;
+}
+
+const UNSPECIFIED = new Set(["0.0.0.0", "::", ""]);
+
+/**
+ * The addresses the proxy will dial: what the node advertised, with an unspecified host
+ * (0.0.0.0, ::) replaced by the address auth saw the node call from.
+ */
+export function resolveAddresses(addresses: readonly string[], peer: string): string[] {
+  if (addresses.length === 0) throw new BadParameterError("at least one address (host:port) is required");
+  const ip = peerIp(peer);
+  const out: string[] = [];
+  for (const a of addresses) {
+    const host = hostOfAddress(a);
+    const port = a.slice(a.lastIndexOf(":") + 1);
+    if (!/^\d{1,5}$/.test(port) || Number(port) < 1 || Number(port) > 65535)
+      throw new BadParameterError(`address ${JSON.stringify(a.slice(0, 64))} has an invalid port`);
+    if (!UNSPECIFIED.has(host)) {
+      out.push(a);
+      continue;
+    }
+    if (!ip) throw new BadParameterError("an unspecified address needs a peer address auth can see");
+    out.push(ip.includes(":") ? `[${ip}]:${port}` : `${ip}:${port}`);
+  }
+  return [...new Set(out)];
+}
+
+type JoinInput = {
+  hostname: string;
+  addresses: string[];
+  labels: Record<string, string>;
+  hostKey: SshPublicKey;
+} & ({ agentless: true } | { agentless: false; tlsKey: ReturnType<typeof publicKeyFromPem> });
+
+function tokenRoleProblem(token: JoinToken): string | undefined {
+  if (!token.spec.roles.includes("node"))
+    return `join token is not for nodes (roles: ${token.spec.roles.join(", ")})`;
+  if (token.spec.join_method !== "token")
+    return `join token uses the ${token.spec.join_method} join method, not a token secret`;
+  return undefined;
+}
+
+export class AgentJoin implements AgentJoinHandler {
+  readonly #d: AgentJoinDeps;
+  readonly #nodes: NodeStore;
+
+  constructor(deps: AgentJoinDeps) {
+    this.#d = deps;
+    this.#nodes = new NodeStore({ backend: deps.backend, clock: deps.clock });
+  }
+
+  async register(req: RegisterAgentRequest__Output, ctx: { peer: string }): Promise<RegisterAgentResponse> {
+    let tokenName = "";
+    try {
+      const { name, secret } = parseJoinToken(req.token);
+      tokenName = name;
+      const input = this.#checkRequest(req, ctx.peer);
+      const token = this.#verifyToken(name, secret);
+      const res = await this.#join(token, input);
+      // The token is spent: an audit hiccup must not lose the answer.
+      await this.#audit(true, req.hostname, {
+        token: name,
+        agent_id: res.agent_id ?? "",
+        agentless: req.agentless,
+      }).catch((auditErr: unknown) => this.#d.logger.error({ err: auditErr }, "node.join audit failed"));
+      return res;
+    } catch (err) {
+      const reason = err instanceof Error ? err.message : "join failed";
+      await this.#audit(false, typeof req.hostname === "string" ? req.hostname.slice(0, 253) : "", {
+        ...(tokenName ? { token: tokenName } : {}),
+        agentless: req.agentless === true,
+        reason,
+      }).catch((auditErr: unknown) => this.#d.logger.error({ err: auditErr }, "node.join audit failed"));
+      throw err;
+    }
+  }
+
+  async checkHeartbeat(
+    agentId: string,
+    hostname: string,
+    labels: Record<string, string>,
+  ): Promise<Record<string, string>> {
+    const reg = await this.registration(agentId);
+    if (!reg) return labels;
+    if (reg.agentless) throw new AccessDeniedError("an agentless node does not heartbeat");
+    if (hostname !== reg.hostname)
+      throw new BadParameterError(
+        `hostname must stay ${JSON.stringify(reg.hostname)} (the one it joined with)`,
+      );
+    return { ...labels, ...reg.pinned_labels };
+  }
+
+  /** The registration of a joined node, or undefined. */
+  async registration(agentId: string): Promise<AgentRegistration | undefined> {
+    try {
+      const item = await this.#d.backend.get(AGENT_PREFIX + encodeURIComponent(agentId));
+      return item.value as unknown as AgentRegistration;
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  #checkRequest(req: RegisterAgentRequest__Output, peer: string): JoinInput {
+    const labels = req.labels ?? {};
+    const addresses = resolveAddresses(req.addresses ?? [], peer);
+    checkHeartbeat({ hostname: req.hostname, addresses, labels, version: "" });
+    let hostKey: SshPublicKey;
+    try {
+      hostKey = parseSshPublicKey(req.host_ssh_public_key);
+    } catch (err) {
+      throw err instanceof BadParameterError
+        ? err
+        : new BadParameterError("host_ssh_public_key is malformed");
+    }
+    if (req.agentless) {
+      if (req.tls_public_key_pem !== "")
+        throw new BadParameterError(
+          "an agentless node gets no client certificate: leave tls_public_key_pem empty",
+        );
+      return { hostname: req.hostname, addresses, labels, hostKey, agentless: true as const };
+    }
+    if (req.tls_public_key_pem === "") throw new BadParameterError("tls_public_key_pem is required");
+    const tlsKey = publicKeyFromPem(req.tls_public_key_pem);
+    return { hostname: req.hostname, addresses, labels, hostKey, agentless: false as const, tlsKey };
+  }
+
+  #verifyToken(name: string, secret: string): JoinToken {
+    const token = this.#d.source.get("JoinToken", name);
+    const presented = joinSecretHash(secret);
+    // An unknown name costs the same comparison as a wrong secret.
+    const stored = token?.spec.secret_hash ?? joinSecretHash(`unknown:${presented}`);
+    if (!hashesEqual(presented, stored) || !token) throw new AccessDeniedError(INVALID_TOKEN);
+    const problem = tokenRoleProblem(token);
+    if (problem) throw new AccessDeniedError(problem);
+    const expires = Date.parse(token.spec.expires);
+    if (!(expires > this.#d.clock.now().getTime())) throw new AccessDeniedError("join token has expired");
+    return token;
+  }
+
+  async #join(token: JoinToken, input: JoinInput): Promise<RegisterAgentResponse> {
+    const d = this.#d;
+    const id = randomUUID();
+    const now = d.clock.now();
+    // One redemption per token (and per secret: a re-created token with a new secret is fresh).
+    const redemptionKey = `${REDEMPTION_PREFIX}${token.metadata.name}/${(token.spec.secret_hash ?? "").slice(0, 16)}`;
+    try {
+      await d.backend.create(redemptionKey, {
+        agent_id: id,
+        hostname: input.hostname,
+        at: now.toISOString(),
+      });
+    } catch (err) {
+      if (isAlreadyExists(err)) throw new AccessDeniedError("join token has already been used");
+      throw err;
+    }
+    const hostTtl = d.hostCertTtlSeconds ?? SSH_HOST_CERT_TTL_SECONDS;
+    const principals = [...new Set([id, input.hostname, ...input.addresses.map((a) => hostOfAddress(a))])];
+    const cert = d.hostSshSigner.sign({
+      type: "host",
+      publicKey: input.hostKey,
+      keyId: hostKeyId(id),
+      principals,
+      validAfter: new Date(now.getTime() - 60_000),
+      validBefore: new Date(now.getTime() + hostTtl * 1000),
+    });
+    const tlsCertPem = input.agentless
+      ? ""
+      : await issueTlsClientCert(d.hostCa, {
+          publicKey: input.tlsKey,
+          commonName: id,
+          uri: agentIdentityUri(id),
+          clock: d.clock,
+          ttlSeconds: d.clientCertTtlSeconds ?? hostTtl,
+        });
+    const pinned = { ...(token.spec.node_labels ?? {}) };
+    const labels = { ...input.labels, ...pinned };
+    const reg: AgentRegistration = {
+      id,
+      hostname: input.hostname,
+      addresses: input.addresses,
+      labels,
+      pinned_labels: pinned,
+      agentless: input.agentless,
+      host_public_key: `${input.hostKey.type} ${input.hostKey.blob.toString("base64")}`,
+      host_key_fingerprint: sshFingerprint(input.hostKey.blob),
+      token: token.metadata.name,
+      joined_at: now.toISOString(),
+    };
+    await d.backend.create(AGENT_PREFIX + encodeURIComponent(id), reg as unknown as JsonObject);
+    // Listed at once; from now on heartbeats (agent) or the reachability probe (agentless) keep it.
+    await this.#nodes.heartbeat(id, {
+      hostname: input.hostname,
+      addresses: input.addresses,
+      labels,
+      version: input.agentless ? "agentless" : "",
+    });
+    const pub = await d.publicKeys();
+    d.logger.info({ agentId: id, hostname: input.hostname, token: token.metadata.name }, "node joined");
+    return {
+      agent_id: id,
+      host_ssh_certificate: cert.line,
+      tls_certificate_pem: tlsCertPem,
+      host_ca_pems: pub.host_ca_pems ?? [],
+      user_ca_ssh_public_keys: pub.user_ca_ssh_public_keys ?? [],
+    };
+  }
+
+  async #audit(success: boolean, hostname: string, fields: JsonObject): Promise<void> {
+    await this.#d.backend.appendAudit({
+      event_type: "node.join",
+      user_name: "",
+      success,
+      fields: { emitted_by: "auth", hostname, ...fields },
+    });
+  }
+}
+
+/** Agent registrations (for the agentless probe and tools). */
+export async function listAgentRegistrations(backend: Backend): Promise<AgentRegistration[]> {
+  return (await backend.range(AGENT_PREFIX)).map((i) => i.value as unknown as AgentRegistration);
+}
