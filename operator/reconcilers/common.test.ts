@@ -1,0 +1,46 @@
+import { describe, expect, it } from "vitest";
+import { checkResource } from "./common.ts";
+
+const role = (allow: unknown) => ({
+  apiVersion: "svc.dev/v1",
+  kind: "Role",
+  metadata: {
+    name: "r",
+    namespace: "svc-system",
+    uid: "u",
+    generation: 3,
+    managedFields: [{ manager: "kubectl" }],
+  },
+  spec: { allow },
+});
+
+describe("checkResource", () => {
+  it("accepts an object as the apiserver returns it", () => {
+    const out = checkResource("Role", role({ logins: ["{{internal.logins}}"] }));
+    expect(out.ok).toBe(true);
+  });
+
+  it("maps semantic problems to reasons a user can act on", () => {
+    const reason = (allow: unknown) => {
+      const out = checkResource("Role", role(allow));
+      return out.ok ? "ok" : out.state.reason;
+    };
+    expect(reason({ node_labels: { env: "^dev-(x$" } })).toBe("InvalidRegex");
+    expect(reason({ logins: ["{{foo.bar}}"] })).toBe("UnknownTrait");
+    expect(reason({ rules: [{ resources: ["nodez"], verbs: ["list"] }] })).toBe("UnknownRuleTarget");
+  });
+
+  it("reports schema failures as InvalidSpec with the field", () => {
+    const out = checkResource("Role", role({ logins: "not-a-list" }));
+    expect(out.ok).toBe(false);
+    if (!out.ok) {
+      expect(out.state.reason).toBe("InvalidSpec");
+      expect(out.state.message).toContain("logins");
+    }
+  });
+
+  it("refuses an object of another kind", () => {
+    const out = checkResource("User", role({}));
+    expect(out.ok).toBe(false);
+  });
+});
