@@ -13,7 +13,7 @@ import { PASSWORD, startAuthEnv } from "../test/auth-fixture.ts";
 import { type BenchReport, percentile } from "./report.ts";
 
 interface LoadJob {
-  mode: "certs" | "logins";
+  mode: "certs" | "logins" | "empty";
   address: string;
   caPem: string;
   sessionIds: string[];
@@ -44,6 +44,8 @@ async function runLoad(job: LoadJob): Promise<LoadResult> {
           { ssh_public_key: job.publicKey, ttl_seconds: 300 },
           userMetadata(sid),
         );
+      } else if (job.mode === "empty") {
+        await callUnary(client, "GetClusterInfo", {});
       } else {
         await callUnary(client, "AuthenticateLocal", {
           username: "bob",
@@ -137,6 +139,9 @@ export default async function bench(): Promise<BenchReport> {
     const raw = rawSignRate(3000);
     const certs = await inWorker({ ...base, mode: "certs", concurrency: 32, durationMs: 8000 });
     const certRate = certs.count / (certs.elapsedMs / 1000);
+    // The floor of the transport: an RPC that does no work, same TLS channel and interceptor.
+    const empty = await inWorker({ ...base, mode: "empty", concurrency: 32, durationMs: 4000 });
+    const emptyRate = empty.count / (empty.elapsedMs / 1000);
 
     const hashMs = await singleHashMs();
     const bound = cores * (1000 / hashMs);
@@ -156,6 +161,14 @@ export default async function bench(): Promise<BenchReport> {
           note: `${certs.errors} errors`,
         },
         {
+          name: "GetClusterInfo (no work) over gRPC, 32 in flight",
+          perSecond: emptyRate,
+          unit: "calls",
+          p50Ms: percentile(empty.latenciesMs, 50),
+          p99Ms: percentile(empty.latenciesMs, 99),
+          note: "transport floor",
+        },
+        {
           name: `argon2id bound: ${cores} cores / ${hashMs.toFixed(1)} ms`,
           perSecond: bound,
           unit: "hashes",
@@ -172,6 +185,7 @@ export default async function bench(): Promise<BenchReport> {
       ],
       ratios: [
         { name: "IssueUserCerts / raw sign", ratio: certRate / raw, goal: 0.4 },
+        { name: "IssueUserCerts / empty RPC (info)", ratio: certRate / emptyRate },
         { name: "logins / hash bound", ratio: loginRate / bound, goal: 0.9 },
       ],
     };
