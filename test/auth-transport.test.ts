@@ -7,7 +7,7 @@ import * as protoLoader from "@grpc/proto-loader";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
-import { type AuthTestEnv, clientCert, makePki, startAuthEnv, statusOf } from "./auth-fixture.ts";
+import { type AuthTestEnv, clientCert, makePki, PASSWORD, startAuthEnv, statusOf } from "./auth-fixture.ts";
 
 let env: AuthTestEnv;
 
@@ -106,6 +106,28 @@ describe("auth transport", () => {
       agentMetadata("proxy:p1"),
     );
     expect(JSON.parse(ev.fields_json)).toEqual({ k: "v", emitted_by: "agent:proxy:p1" });
+  });
+
+  it("lets the proxy act for a user on its own connection, but not with a forged x-agent-id", async () => {
+    const c = await clientCert(env.pki.hostCa, { service: "proxy", name: "p2" });
+    const proxy = createAuthClient({ address: env.auth.address, caPems: [env.pki.hostCa.certPem], ...c });
+    env.clients.push(proxy);
+    const login = await callUnary(
+      proxy,
+      "AuthenticateLocal",
+      { username: "bob", password: PASSWORD, client_address: "192.0.2.1" },
+      agentMetadata("proxy:p2"),
+    );
+    const both = (agentId: string) => {
+      const md = userMetadata(login.session?.session_id ?? "");
+      md.set("x-agent-id", agentId);
+      return md;
+    };
+    expect((await callUnary(proxy, "GetSession", {}, both("proxy:p2"))).username).toBe("bob");
+    const forged = await statusOf(callUnary(proxy, "GetSession", {}, both("proxy:other")));
+    expect(forged.code).toBe(status.UNAUTHENTICATED);
+    const noCert = await statusOf(callUnary(env.client, "GetSession", {}, both("proxy:p2")));
+    expect(noCert.code).toBe(status.UNAUTHENTICATED);
   });
 
   it("refuses a malformed or unknown bearer token instead of treating the call as anonymous", async () => {

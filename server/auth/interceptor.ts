@@ -49,6 +49,17 @@ export async function authenticate(
 ): Promise<Caller> {
   const authorization = single(metadata, "authorization");
   const agentHeader = single(metadata, "x-agent-id");
+  // An x-agent-id is checked whenever it is present, even next to a bearer token: a forged one
+  // is refused, never ignored.
+  let peer: PeerIdentity | undefined;
+  if (agentHeader !== undefined) {
+    // grpc-js only reports a peer certificate when the TLS layer verified it (socket.authorized).
+    const cert = call.getAuthContext().sslPeerCertificate;
+    peer = cert ? deps.peerIdentity(cert) : undefined;
+    if (!peer || peer.id !== agentHeader) {
+      throw new NotAuthenticatedError("x-agent-id does not match the client certificate");
+    }
+  }
   if (authorization !== undefined) {
     const m = /^Bearer ([^\s]+)$/.exec(authorization);
     if (!m?.[1]) throw new NotAuthenticatedError("authorization must be 'Bearer <session_id>'");
@@ -62,13 +73,7 @@ export async function authenticate(
       sessionCreated: s.created,
     };
   }
-  if (agentHeader !== undefined) {
-    // grpc-js only reports a peer certificate when the TLS layer verified it (socket.authorized).
-    const cert = call.getAuthContext().sslPeerCertificate;
-    const peer = cert ? deps.peerIdentity(cert) : undefined;
-    if (!peer || peer.id !== agentHeader) {
-      throw new NotAuthenticatedError("x-agent-id does not match the client certificate");
-    }
+  if (peer) {
     return peer.kind === "agent" ? { kind: "agent", agentId: peer.id } : { kind: "bot", botName: peer.id };
   }
   return { kind: "anonymous" };
