@@ -1,0 +1,251 @@
+// `svcd agent`: the node daemon. Joins once (token + CA pin/file), then on every start: serves SSH
+// with its host certificate, trusts the user CA keys auth publishes, heartbeats its labels, records
+// every session (asciicast v2) and uploads it, and reports sessions to the audit log.
+
+import { createServer } from "node:net";
+import { hostname as osHostname } from "node:os";
+import { join } from "node:path";
+import { setTimeout as delay } from "node:timers/promises";
+import type { Logger } from "pino";
+import { parseOpenSshPrivateKey } from "../../core/certs/ssh-keys.ts";
+import { type Clock, systemClock } from "../../core/clock.ts";
+import { BadParameterError } from "../../core/errors.ts";
+import { type AuthServiceClient, agentMetadata, callUnary, createAuthClient } from "../auth/client.ts";
+import { SERVER_VERSION } from "../version.ts";
+import { auditRequestOf, userOfKeyId } from "./audit.ts";
+import { loadIdentity, saveIdentity } from "./identity.ts";
+import { joinCluster } from "./join.ts";
+import { SessionRecorder } from "./recorder.ts";
+import { AgentSshServer, type AgentSshServerOptions, type SessionSink } from "./ssh-server.ts";
+import { uploadAndRemove, uploadPending } from "./upload.ts";
+
+export interface AgentOptions {
+  /** auth's gRPC address, "host:port" */
+  authAddress: string;
+  /** TLS name in auth's certificate when it differs from the address host */
+  authServerName?: string;
+  /** first join only: "sha256:<hex>" pin of the host CA (printed with the token) */
+  caPin?: string;
+  /** first join only: PEM file of the host CA (instead of a pin) */
+  caFile?: string;
+  /** first join only: "<name>.<secret>"; ignored once the agent has credentials */
+  token?: string;
+  /** credentials (0600) and recordings waiting for upload */
+  dataDir: string;
+  /** SSH listen address "host:port"; default "0.0.0.0:3022"; port 0 picks a free port */
+  listen?: string;
+  /** address the proxy dials, "host:port"; default the listen address (0.0.0.0 -> as auth sees us) */
+  advertiseAddress?: string;
+  labels?: Record<string, string>;
+  /** default os.hostname(); fixed at join */
+  hostname?: string;
+  logger: Logger;
+  clock?: Clock;
+  /** overrides auth's heartbeat interval hint (tests) */
+  heartbeatIntervalSeconds?: number;
+  /** passed to the SSH server (tests) */
+  ssh?: Pick<AgentSshServerOptions, "lookupUser" | "processUid" | "sessionPath">;
+}
+
+export interface RunningAgent {
+  agentId: string;
+  hostname: string;
+  /** where SSH listens */
+  ssh: { host: string; port: number };
+  /** what auth was told to dial */
+  addresses: string[];
+  /** true when this start redeemed a token */
+  joined: boolean;
+  /** sends one heartbeat now (also refreshes the user CA keys) */
+  heartbeat(): Promise<void>;
+  /** stops heartbeating, ends SSH connections, finishes pending uploads and audit events */
+  close(): Promise<void>;
+}
+
+function splitHostPort(s: string, what: string): { host: string; port: number } {
+  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(s) ?? /^([^:]*):(\d{1,5})$/.exec(s);
+  if (!m || Number(m[2]) > 65535) throw new BadParameterError(`${what} must be host:port`);
+  return { host: m[1] || "0.0.0.0", port: Number(m[2]) };
+}
+
+const joinHostPort = (host: string, port: number): string =>
+  host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+
+async function freePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, host, () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
+  const log = opts.logger;
+  const clock = opts.clock ?? systemClock;
+  const listen = splitHostPort(opts.listen ?? "0.0.0.0:3022", "listen");
+  // The advertised address must carry the real port before the join, so port 0 is resolved first.
+  if (listen.port === 0) listen.port = await freePort(listen.host);
+  const addresses = [opts.advertiseAddress ?? joinHostPort(listen.host, listen.port)];
+  splitHostPort(addresses[0] as string, "advertise address");
+
+  let identity = await loadIdentity(opts.dataDir);
+  let joined = false;
+  if (!identity) {
+    if (!opts.token) throw new BadParameterError("this agent has not joined yet: a join token is required");
+    identity = await joinCluster({
+      authAddress: opts.authAddress,
+      ...(opts.authServerName ? { authServerName: opts.authServerName } : {}),
+      ...(opts.caPin ? { caPin: opts.caPin } : {}),
+      ...(opts.caFile ? { caFile: opts.caFile } : {}),
+      token: opts.token,
+      hostname: opts.hostname ?? osHostname(),
+      addresses,
+      labels: opts.labels ?? {},
+    });
+    await saveIdentity(opts.dataDir, identity);
+    joined = true;
+    log.info({ agentId: identity.agentId, hostname: identity.hostname }, "joined the cluster");
+  } else if (opts.hostname && opts.hostname !== identity.hostname) {
+    log.warn(
+      { stored: identity.hostname },
+      "hostname option ignored: an agent keeps the hostname it joined with",
+    );
+  }
+  const id = identity;
+  const node = { id: id.agentId, hostname: id.hostname };
+
+  const client: AuthServiceClient = createAuthClient({
+    address: opts.authAddress,
+    caPems: id.hostCaPems,
+    certPem: id.tlsCertificatePem,
+    keyPem: id.tlsKeyPem,
+    ...(opts.authServerName ? { serverName: opts.authServerName } : {}),
+  });
+  const md = () => agentMetadata(id.agentId);
+  let userCaKeys = id.userCaSshPublicKeys;
+
+  // Background work (audit emits, uploads) is tracked so close() can wait for it.
+  const inflight = new Set<Promise<unknown>>();
+  const track = <T>(p: Promise<T>): Promise<T> => {
+    inflight.add(p);
+    void p.finally(() => inflight.delete(p)).catch(() => undefined);
+    return p;
+  };
+  const emit = (req: Parameters<typeof auditRequestOf>[0], extra: { recordingId?: string } = {}) =>
+    track(
+      callUnary(client, "EmitAuditEvent", auditRequestOf(req, node, extra), md()).catch((err: unknown) =>
+        log.warn(
+          { err: err instanceof Error ? err.message : String(err), type: req.type },
+          "audit emit failed",
+        ),
+      ),
+    );
+
+  // Per session: resolves with the recording id once auth has the recording (undefined if not).
+  const recordingDone = new Map<
+    string,
+    { promise: Promise<string | undefined>; resolve: (v: string | undefined) => void }
+  >();
+  const recordingsDir = join(opts.dataDir, "recordings");
+  const recorder = new SessionRecorder({
+    dir: recordingsDir,
+    clock,
+    logger: log,
+    userOf: (info) => userOfKeyId(info.keyId),
+    onFailed: (sessionId) => recordingDone.get(sessionId)?.resolve(undefined),
+    onFinished: (meta) => {
+      const done = recordingDone.get(meta.id);
+      track(
+        uploadAndRemove(client, md, recordingsDir, meta, log).then(
+          (ok) => done?.resolve(ok ? meta.id : undefined),
+          () => done?.resolve(undefined),
+        ),
+      );
+    },
+  });
+
+  const server = new AgentSshServer({
+    hostKey: parseOpenSshPrivateKey(id.hostKeyOpenSsh).privateKey,
+    hostCertificate: id.hostCertificate,
+    trustedUserCaKeys: () => userCaKeys,
+    clock,
+    logger: log,
+    ...(opts.ssh ?? {}),
+    observer: {
+      start: (info): SessionSink => {
+        let resolve: (v: string | undefined) => void = () => {};
+        const promise = new Promise<string | undefined>((r) => {
+          resolve = r;
+        });
+        recordingDone.set(info.sessionId, { promise, resolve });
+        return recorder.start(info);
+      },
+    },
+    audit: (e) => {
+      if (e.type !== "session.end") {
+        void emit(e);
+        return;
+      }
+      // session.end names the recording, so it waits for the upload (bounded).
+      const done = recordingDone.get(e.sessionId);
+      const timeout = delay(120_000, undefined, { ref: false });
+      void track(
+        Promise.race([done?.promise ?? Promise.resolve(undefined), timeout]).then((recordingId) => {
+          recordingDone.delete(e.sessionId);
+          return emit(e, recordingId ? { recordingId } : {});
+        }),
+      );
+    },
+  });
+  const bound = await server.listen(listen.port, listen.host);
+
+  const heartbeat = async (): Promise<void> => {
+    const res = await callUnary(
+      client,
+      "Heartbeat",
+      { hostname: id.hostname, addresses, labels: opts.labels ?? {}, version: SERVER_VERSION },
+      md(),
+    );
+    // The user CA may rotate: trust what auth publishes now (keep the old set on failure).
+    const pub = await callUnary(client, "GetPublicKeys", {}, md()).catch(() => undefined);
+    if (pub?.user_ca_ssh_public_keys && pub.user_ca_ssh_public_keys.length > 0)
+      userCaKeys = pub.user_ca_ssh_public_keys;
+    intervalMs = (opts.heartbeatIntervalSeconds ?? res.interval_seconds ?? 30) * 1000;
+  };
+  let intervalMs = (opts.heartbeatIntervalSeconds ?? 30) * 1000;
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  const uploading = () => new Set(recordingDone.keys());
+  const tick = async (): Promise<void> => {
+    try {
+      await heartbeat();
+      await uploadPending(client, md, recordingsDir, log, uploading());
+    } catch (err) {
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, "heartbeat failed");
+    }
+    if (!stopped) timer = setTimeout(() => void track(tick()), intervalMs);
+  };
+  await track(tick());
+  log.info({ agentId: id.agentId, ssh: bound, addresses }, "agent serving SSH");
+
+  return {
+    agentId: id.agentId,
+    hostname: id.hostname,
+    ssh: bound,
+    addresses,
+    joined,
+    heartbeat,
+    async close() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await server.close();
+      // Let sessions that just ended finish uploading and auditing (bounded by their own timeouts).
+      while (inflight.size > 0) await Promise.allSettled([...inflight]);
+      client.close();
+    },
+  };
+}

@@ -1,0 +1,112 @@
+// Uploads finished recordings to auth (UploadRecording: metadata, then 64 KiB chunks, with
+// back-pressure) and removes the local copy once auth has it. A recording that could not be sent
+// stays on disk and is retried by `uploadPending` (at start and on every heartbeat tick).
+import { createReadStream } from "node:fs";
+import { readdir, readFile, unlink } from "node:fs/promises";
+import type { Metadata, ServiceError } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import { isAlreadyExists } from "../../core/errors.ts";
+import type { UploadRecordingResponse } from "../../proto/generated/svc/v1/UploadRecordingResponse.ts";
+import { type AuthServiceClient, fromGrpcError } from "../auth/client.ts";
+import { castPathOf, metaPathOf, type RecordingFileMeta } from "./recorder.ts";
+
+const CHUNK = 64 * 1024;
+
+export async function uploadRecordingFile(
+  client: AuthServiceClient,
+  metadata: Metadata,
+  meta: RecordingFileMeta,
+  castPath: string,
+  timeoutMs = 120_000,
+): Promise<UploadRecordingResponse> {
+  return new Promise<UploadRecordingResponse>((resolve, reject) => {
+    const call = client.UploadRecording(
+      metadata,
+      { deadline: Date.now() + timeoutMs },
+      (err: ServiceError | null, res?: UploadRecordingResponse) => {
+        if (err) reject(fromGrpcError(err));
+        else resolve(res ?? { id: meta.id });
+      },
+    );
+    call.write({
+      metadata: {
+        id: meta.id,
+        user_name: meta.user_name,
+        protocol: meta.protocol,
+        login: meta.login,
+        start_unix_ms: meta.start_unix_ms,
+        end_unix_ms: meta.end_unix_ms,
+        format: meta.format,
+      },
+    });
+    const file = createReadStream(castPath, { highWaterMark: CHUNK });
+    file.on("data", (chunk) => {
+      if (!call.write({ chunk })) {
+        file.pause();
+        call.once("drain", () => file.resume());
+      }
+    });
+    file.on("end", () => call.end());
+    file.on("error", (err) => {
+      call.cancel();
+      reject(err);
+    });
+  });
+}
+
+/** Uploads one finished recording and deletes it locally; false when it must be retried later. */
+export async function uploadAndRemove(
+  client: AuthServiceClient,
+  metadata: () => Metadata,
+  dir: string,
+  meta: RecordingFileMeta,
+  logger: Logger,
+): Promise<boolean> {
+  const castPath = castPathOf(dir, meta.id);
+  try {
+    await uploadRecordingFile(client, metadata(), meta, castPath);
+  } catch (err) {
+    // Sent before (a lost answer): auth has it, so the local copy can go.
+    if (!isAlreadyExists(err)) {
+      logger.warn(
+        { err: err instanceof Error ? err.message : String(err), recording: meta.id },
+        "recording upload failed; will retry",
+      );
+      return false;
+    }
+  }
+  await unlink(castPath).catch(() => undefined);
+  await unlink(metaPathOf(dir, meta.id)).catch(() => undefined);
+  return true;
+}
+
+/** Retries every complete recording left in `dir` (those with a metadata sidecar). */
+export async function uploadPending(
+  client: AuthServiceClient,
+  metadata: () => Metadata,
+  dir: string,
+  logger: Logger,
+  skip: ReadonlySet<string> = new Set(),
+): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let sent = 0;
+  for (const name of names) {
+    if (!name.endsWith(".json")) continue;
+    const id = name.slice(0, -".json".length);
+    if (skip.has(id)) continue;
+    let meta: RecordingFileMeta;
+    try {
+      meta = JSON.parse(await readFile(metaPathOf(dir, id), "utf8")) as RecordingFileMeta;
+    } catch {
+      continue;
+    }
+    if (meta.id !== id) continue;
+    if (await uploadAndRemove(client, metadata, dir, meta, logger)) sent++;
+  }
+  return sent;
+}
