@@ -1,0 +1,76 @@
+// Agentless mode: a plain OpenSSH sshd joins as a node. This registers the sshd's existing host
+// key with a node join token (RegisterAgent with agentless=true; no X.509 identity, since the
+// node never calls auth) and writes the two files sshd needs beside it:
+//   HostCertificate   <out>/ssh_host_cert.pub  (host certificate from the host CA)
+//   TrustedUserCAKeys <out>/user_ca.pub        (the user CA keys)
+// Auth then checks the node's reachability itself (server/auth/agent-probe.ts). See docs/agent.md.
+import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseSshPublicKey } from "../../core/certs/ssh-keys.ts";
+import { BadParameterError } from "../../core/errors.ts";
+import { callUnary, createAuthClient } from "../auth/client.ts";
+import { firstContactCa } from "./join.ts";
+
+export interface AgentlessRegistrationOptions {
+  authAddress: string;
+  authServerName?: string;
+  caPin?: string;
+  caFile?: string;
+  token: string;
+  hostname: string;
+  /** where the proxy dials the sshd, "host:port" */
+  address: string;
+  labels?: Record<string, string>;
+  /** the sshd host public key file (e.g. /etc/ssh/ssh_host_ed25519_key.pub) */
+  hostPublicKeyFile: string;
+  /** folder for ssh_host_cert.pub and user_ca.pub */
+  outDir: string;
+}
+
+export interface AgentlessRegistration {
+  nodeId: string;
+  hostCertificatePath: string;
+  trustedUserCaKeysPath: string;
+  /** PEM host CA certificates (what auth was verified with) */
+  hostCaPems: string[];
+}
+
+export async function registerAgentlessNode(o: AgentlessRegistrationOptions): Promise<AgentlessRegistration> {
+  const hostKey = (await readFile(o.hostPublicKeyFile, "utf8")).trim();
+  parseSshPublicKey(hostKey);
+  const caPems = await firstContactCa(o);
+  const client = createAuthClient({
+    address: o.authAddress,
+    caPems,
+    ...(o.authServerName ? { serverName: o.authServerName } : {}),
+  });
+  try {
+    const res = await callUnary(client, "RegisterAgent", {
+      token: o.token,
+      hostname: o.hostname,
+      host_ssh_public_key: hostKey,
+      tls_public_key_pem: "",
+      labels: o.labels ?? {},
+      addresses: [o.address],
+      agentless: true,
+    });
+    if (!res.agent_id || !res.host_ssh_certificate)
+      throw new BadParameterError("auth's join answer is incomplete");
+    await mkdir(o.outDir, { recursive: true, mode: 0o755 });
+    const hostCertificatePath = join(o.outDir, "ssh_host_cert.pub");
+    const trustedUserCaKeysPath = join(o.outDir, "user_ca.pub");
+    // Public material only: readable is fine (sshd reads them as root anyway).
+    await writeFile(hostCertificatePath, `${res.host_ssh_certificate.trim()}\n`, { mode: 0o644 });
+    await writeFile(trustedUserCaKeysPath, `${(res.user_ca_ssh_public_keys ?? []).join("\n")}\n`, {
+      mode: 0o644,
+    });
+    return {
+      nodeId: res.agent_id,
+      hostCertificatePath,
+      trustedUserCaKeysPath,
+      hostCaPems: [...new Set([...caPems, ...(res.host_ca_pems ?? [])])],
+    };
+  } finally {
+    client.close();
+  }
+}
