@@ -39,6 +39,10 @@ const EXPECTED: Record<string, string> = {
   DeleteWebAuthnDevice: "user",
   GetPublicKeys: "unauthenticated",
   GetClusterInfo: "unauthenticated",
+  CreateAgentIdentity: "admin (agent_identities/create)",
+  ListAgentIdentities: "admin (agent_identities/list)",
+  DeleteAgentIdentity: "admin (agent_identities/delete)",
+  IssueWorkloadSVID: "bot",
 };
 
 type CallerName = "anonymous" | "user" | "admin" | "agent" | "bot";

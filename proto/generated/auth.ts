@@ -6,6 +6,10 @@ import type {
   AgentIdentityCredentials__Output as _svc_v1_AgentIdentityCredentials__Output,
 } from "./svc/v1/AgentIdentityCredentials.ts";
 import type {
+  AgentIdentityInfo as _svc_v1_AgentIdentityInfo,
+  AgentIdentityInfo__Output as _svc_v1_AgentIdentityInfo__Output,
+} from "./svc/v1/AgentIdentityInfo.ts";
+import type {
   AuditEvent as _svc_v1_AuditEvent,
   AuditEvent__Output as _svc_v1_AuditEvent__Output,
 } from "./svc/v1/AuditEvent.ts";
@@ -45,6 +49,22 @@ import type {
   ClusterInfo as _svc_v1_ClusterInfo,
   ClusterInfo__Output as _svc_v1_ClusterInfo__Output,
 } from "./svc/v1/ClusterInfo.ts";
+import type {
+  CreateAgentIdentityRequest as _svc_v1_CreateAgentIdentityRequest,
+  CreateAgentIdentityRequest__Output as _svc_v1_CreateAgentIdentityRequest__Output,
+} from "./svc/v1/CreateAgentIdentityRequest.ts";
+import type {
+  CreateAgentIdentityResponse as _svc_v1_CreateAgentIdentityResponse,
+  CreateAgentIdentityResponse__Output as _svc_v1_CreateAgentIdentityResponse__Output,
+} from "./svc/v1/CreateAgentIdentityResponse.ts";
+import type {
+  DeleteAgentIdentityRequest as _svc_v1_DeleteAgentIdentityRequest,
+  DeleteAgentIdentityRequest__Output as _svc_v1_DeleteAgentIdentityRequest__Output,
+} from "./svc/v1/DeleteAgentIdentityRequest.ts";
+import type {
+  DeleteAgentIdentityResponse as _svc_v1_DeleteAgentIdentityResponse,
+  DeleteAgentIdentityResponse__Output as _svc_v1_DeleteAgentIdentityResponse__Output,
+} from "./svc/v1/DeleteAgentIdentityResponse.ts";
 import type {
   DeleteSessionRequest as _svc_v1_DeleteSessionRequest,
   DeleteSessionRequest__Output as _svc_v1_DeleteSessionRequest__Output,
@@ -109,6 +129,22 @@ import type {
   IssueUserCertsResponse as _svc_v1_IssueUserCertsResponse,
   IssueUserCertsResponse__Output as _svc_v1_IssueUserCertsResponse__Output,
 } from "./svc/v1/IssueUserCertsResponse.ts";
+import type {
+  IssueWorkloadSVIDRequest as _svc_v1_IssueWorkloadSVIDRequest,
+  IssueWorkloadSVIDRequest__Output as _svc_v1_IssueWorkloadSVIDRequest__Output,
+} from "./svc/v1/IssueWorkloadSVIDRequest.ts";
+import type {
+  IssueWorkloadSVIDResponse as _svc_v1_IssueWorkloadSVIDResponse,
+  IssueWorkloadSVIDResponse__Output as _svc_v1_IssueWorkloadSVIDResponse__Output,
+} from "./svc/v1/IssueWorkloadSVIDResponse.ts";
+import type {
+  ListAgentIdentitiesRequest as _svc_v1_ListAgentIdentitiesRequest,
+  ListAgentIdentitiesRequest__Output as _svc_v1_ListAgentIdentitiesRequest__Output,
+} from "./svc/v1/ListAgentIdentitiesRequest.ts";
+import type {
+  ListAgentIdentitiesResponse as _svc_v1_ListAgentIdentitiesResponse,
+  ListAgentIdentitiesResponse__Output as _svc_v1_ListAgentIdentitiesResponse__Output,
+} from "./svc/v1/ListAgentIdentitiesResponse.ts";
 import type {
   ListNodesRequest as _svc_v1_ListNodesRequest,
   ListNodesRequest__Output as _svc_v1_ListNodesRequest__Output,
@@ -240,6 +276,7 @@ export interface ProtoGrpcType {
         _svc_v1_AgentIdentityCredentials,
         _svc_v1_AgentIdentityCredentials__Output
       >;
+      AgentIdentityInfo: MessageTypeDefinition<_svc_v1_AgentIdentityInfo, _svc_v1_AgentIdentityInfo__Output>;
       AuditEvent: MessageTypeDefinition<_svc_v1_AuditEvent, _svc_v1_AuditEvent__Output>;
       AuthService: SubtypeConstructor<typeof grpc.Client, _svc_v1_AuthServiceClient> & {
         service: _svc_v1_AuthServiceDefinition;
@@ -273,6 +310,22 @@ export interface ProtoGrpcType {
         _svc_v1_BootstrapAgentIdentityRequest__Output
       >;
       ClusterInfo: MessageTypeDefinition<_svc_v1_ClusterInfo, _svc_v1_ClusterInfo__Output>;
+      CreateAgentIdentityRequest: MessageTypeDefinition<
+        _svc_v1_CreateAgentIdentityRequest,
+        _svc_v1_CreateAgentIdentityRequest__Output
+      >;
+      CreateAgentIdentityResponse: MessageTypeDefinition<
+        _svc_v1_CreateAgentIdentityResponse,
+        _svc_v1_CreateAgentIdentityResponse__Output
+      >;
+      DeleteAgentIdentityRequest: MessageTypeDefinition<
+        _svc_v1_DeleteAgentIdentityRequest,
+        _svc_v1_DeleteAgentIdentityRequest__Output
+      >;
+      DeleteAgentIdentityResponse: MessageTypeDefinition<
+        _svc_v1_DeleteAgentIdentityResponse,
+        _svc_v1_DeleteAgentIdentityResponse__Output
+      >;
       DeleteSessionRequest: MessageTypeDefinition<
         _svc_v1_DeleteSessionRequest,
         _svc_v1_DeleteSessionRequest__Output
@@ -327,6 +380,22 @@ export interface ProtoGrpcType {
       IssueUserCertsResponse: MessageTypeDefinition<
         _svc_v1_IssueUserCertsResponse,
         _svc_v1_IssueUserCertsResponse__Output
+      >;
+      IssueWorkloadSVIDRequest: MessageTypeDefinition<
+        _svc_v1_IssueWorkloadSVIDRequest,
+        _svc_v1_IssueWorkloadSVIDRequest__Output
+      >;
+      IssueWorkloadSVIDResponse: MessageTypeDefinition<
+        _svc_v1_IssueWorkloadSVIDResponse,
+        _svc_v1_IssueWorkloadSVIDResponse__Output
+      >;
+      ListAgentIdentitiesRequest: MessageTypeDefinition<
+        _svc_v1_ListAgentIdentitiesRequest,
+        _svc_v1_ListAgentIdentitiesRequest__Output
+      >;
+      ListAgentIdentitiesResponse: MessageTypeDefinition<
+        _svc_v1_ListAgentIdentitiesResponse,
+        _svc_v1_ListAgentIdentitiesResponse__Output
       >;
       ListNodesRequest: MessageTypeDefinition<_svc_v1_ListNodesRequest, _svc_v1_ListNodesRequest__Output>;
       ListNodesResponse: MessageTypeDefinition<_svc_v1_ListNodesResponse, _svc_v1_ListNodesResponse__Output>;

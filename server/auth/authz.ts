@@ -54,6 +54,11 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   // Public material.
   GetPublicKeys: PUBLIC,
   GetClusterInfo: PUBLIC,
+  // Agent identities (bots) and workload SVIDs (docs/machine-identity.md).
+  CreateAgentIdentity: admin("agent_identities", "create"),
+  ListAgentIdentities: admin("agent_identities", "list"),
+  DeleteAgentIdentity: admin("agent_identities", "delete"),
+  IssueWorkloadSVID: { callers: ["bot"] },
 };
 
 /** Inside ListRecordings/GetRecording: who sees every user's recordings ("list" alone: only your own). */

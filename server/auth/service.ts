@@ -47,6 +47,7 @@ import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
 import type { AgentJoinHandler } from "./join-agent.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult } from "./login.ts";
+import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
 import { NodeStore } from "./nodes.ts";
 import { deletePassword } from "./passwords.ts";
 import { peerIdentityFromCertificate } from "./peer.ts";
@@ -83,6 +84,12 @@ export interface AuthServiceDeps {
   heartbeatIntervalSeconds?: number;
   /** RegisterAgent (node join, join-agent.ts); without it the RPC answers UNIMPLEMENTED. */
   agentJoin?: AgentJoinHandler;
+  /** RegisterUsingIAMMethod (join-iam.ts); without it the RPC answers UNIMPLEMENTED. */
+  iamJoin?: IamJoinHandler;
+  /** Bots: Create/List/DeleteAgentIdentity, Bootstrap/RenewAgentIdentity (bot-identity.ts). */
+  agentIdentities?: AgentIdentityHandler;
+  /** AuthenticateSPIFFE and IssueWorkloadSVID (spiffe.ts). */
+  spiffe?: SpiffeHandler;
   /** Overrides how a client certificate names its holder (default: URI SAN, see peer.ts). */
   peerIdentity?: (cert: PeerCertificate) => PeerIdentity | undefined;
 }
@@ -110,6 +117,12 @@ function pageOf(limit: number, offset: number): { limit: number; offset: number 
   if (!Number.isInteger(limit) || limit < 0) throw new BadParameterError("limit must be >= 0");
   // 0 means "default"; above the maximum is clamped (docs/grpc.md).
   return { limit: limit === 0 ? AUDIT_DEFAULT_LIMIT : Math.min(limit, AUDIT_MAX_LIMIT), offset };
+}
+
+/** A machine-identity flow the server was started without answers UNIMPLEMENTED. */
+function wired<T>(handler: T | undefined, rpc: string): T {
+  if (!handler) throw new NotImplementedError(`${rpc} is not enabled on this auth server`);
+  return handler;
 }
 
 function requireUser(caller: Caller): Extract<Caller, { kind: "user" }> {
@@ -368,20 +381,34 @@ export class AuthService {
     RegisterUsingIAMMethod: (
       call: ServerDuplexStream<RegisterUsingIAMMethodRequest__Output, RegisterUsingIAMMethodResponse>,
     ) => {
-      call.emit(
-        "error",
-        toGrpcError(new NotImplementedError("RegisterUsingIAMMethod is not implemented yet")),
-      );
+      if (!this.#d.iamJoin) {
+        call.emit("error", toGrpcError(new NotImplementedError("RegisterUsingIAMMethod is not enabled")));
+        return;
+      }
+      this.#d.iamJoin.serve(call);
     },
-    BootstrapAgentIdentity: unary(async () => {
-      throw new NotImplementedError("BootstrapAgentIdentity is not implemented yet");
-    }),
-    RenewAgentIdentity: unary(async () => {
-      throw new NotImplementedError("RenewAgentIdentity is not implemented yet");
-    }),
-    AuthenticateSPIFFE: unary(async () => {
-      throw new NotImplementedError("AuthenticateSPIFFE is not implemented yet");
-    }),
+    BootstrapAgentIdentity: unary(async (req, _caller, call) =>
+      wired(this.#d.agentIdentities, "BootstrapAgentIdentity").bootstrap(req, { peer: call.getPeer() }),
+    ),
+    RenewAgentIdentity: unary(async (req, caller, call) =>
+      wired(this.#d.agentIdentities, "RenewAgentIdentity").renew(req, {
+        caller,
+        peerCertificate: call.getAuthContext().sslPeerCertificate,
+      }),
+    ),
+    AuthenticateSPIFFE: unary(async (req, _caller, call) =>
+      wired(this.#d.spiffe, "AuthenticateSPIFFE").authenticate(req, { peer: call.getPeer() }),
+    ),
+    CreateAgentIdentity: unary(async (req, caller) =>
+      wired(this.#d.agentIdentities, "CreateAgentIdentity").create(req, caller),
+    ),
+    ListAgentIdentities: unary(async () => wired(this.#d.agentIdentities, "ListAgentIdentities").list()),
+    DeleteAgentIdentity: unary(async (req, caller) =>
+      wired(this.#d.agentIdentities, "DeleteAgentIdentity").remove(req, caller),
+    ),
+    IssueWorkloadSVID: unary(async (req, caller) =>
+      wired(this.#d.spiffe, "IssueWorkloadSVID").issueWorkloadSvid(req, caller),
+    ),
 
     GetSession: unary(async (_req, caller) => {
       const user = requireUser(caller);

@@ -9,6 +9,10 @@ export interface AgentIdentityCredentials {
   renewal_token?: string;
   generation?: number | string | Long;
   expires_unix_ms?: number | string | Long;
+  host_ca_ssh_public_keys?: string[];
+  principals?: string[];
+  name?: string;
+  renew_after_unix_ms?: number | string | Long;
 }
 
 export interface AgentIdentityCredentials__Output {
@@ -18,4 +22,8 @@ export interface AgentIdentityCredentials__Output {
   renewal_token: string;
   generation: number;
   expires_unix_ms: number;
+  host_ca_ssh_public_keys: string[];
+  principals: string[];
+  name: string;
+  renew_after_unix_ms: number;
 }

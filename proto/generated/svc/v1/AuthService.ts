@@ -43,6 +43,22 @@ import type {
   ClusterInfo__Output as _svc_v1_ClusterInfo__Output,
 } from "../../svc/v1/ClusterInfo.ts";
 import type {
+  CreateAgentIdentityRequest as _svc_v1_CreateAgentIdentityRequest,
+  CreateAgentIdentityRequest__Output as _svc_v1_CreateAgentIdentityRequest__Output,
+} from "../../svc/v1/CreateAgentIdentityRequest.ts";
+import type {
+  CreateAgentIdentityResponse as _svc_v1_CreateAgentIdentityResponse,
+  CreateAgentIdentityResponse__Output as _svc_v1_CreateAgentIdentityResponse__Output,
+} from "../../svc/v1/CreateAgentIdentityResponse.ts";
+import type {
+  DeleteAgentIdentityRequest as _svc_v1_DeleteAgentIdentityRequest,
+  DeleteAgentIdentityRequest__Output as _svc_v1_DeleteAgentIdentityRequest__Output,
+} from "../../svc/v1/DeleteAgentIdentityRequest.ts";
+import type {
+  DeleteAgentIdentityResponse as _svc_v1_DeleteAgentIdentityResponse,
+  DeleteAgentIdentityResponse__Output as _svc_v1_DeleteAgentIdentityResponse__Output,
+} from "../../svc/v1/DeleteAgentIdentityResponse.ts";
+import type {
   DeleteSessionRequest as _svc_v1_DeleteSessionRequest,
   DeleteSessionRequest__Output as _svc_v1_DeleteSessionRequest__Output,
 } from "../../svc/v1/DeleteSessionRequest.ts";
@@ -106,6 +122,22 @@ import type {
   IssueUserCertsResponse as _svc_v1_IssueUserCertsResponse,
   IssueUserCertsResponse__Output as _svc_v1_IssueUserCertsResponse__Output,
 } from "../../svc/v1/IssueUserCertsResponse.ts";
+import type {
+  IssueWorkloadSVIDRequest as _svc_v1_IssueWorkloadSVIDRequest,
+  IssueWorkloadSVIDRequest__Output as _svc_v1_IssueWorkloadSVIDRequest__Output,
+} from "../../svc/v1/IssueWorkloadSVIDRequest.ts";
+import type {
+  IssueWorkloadSVIDResponse as _svc_v1_IssueWorkloadSVIDResponse,
+  IssueWorkloadSVIDResponse__Output as _svc_v1_IssueWorkloadSVIDResponse__Output,
+} from "../../svc/v1/IssueWorkloadSVIDResponse.ts";
+import type {
+  ListAgentIdentitiesRequest as _svc_v1_ListAgentIdentitiesRequest,
+  ListAgentIdentitiesRequest__Output as _svc_v1_ListAgentIdentitiesRequest__Output,
+} from "../../svc/v1/ListAgentIdentitiesRequest.ts";
+import type {
+  ListAgentIdentitiesResponse as _svc_v1_ListAgentIdentitiesResponse,
+  ListAgentIdentitiesResponse__Output as _svc_v1_ListAgentIdentitiesResponse__Output,
+} from "../../svc/v1/ListAgentIdentitiesResponse.ts";
 import type {
   ListNodesRequest as _svc_v1_ListNodesRequest,
   ListNodesRequest__Output as _svc_v1_ListNodesRequest__Output,
@@ -405,6 +437,88 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
   ): grpc.ClientUnaryCall;
 
+  CreateAgentIdentity(
+    argument: _svc_v1_CreateAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateAgentIdentity(
+    argument: _svc_v1_CreateAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CreateAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateAgentIdentity(
+    argument: _svc_v1_CreateAgentIdentityRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateAgentIdentity(
+    argument: _svc_v1_CreateAgentIdentityRequest,
+    callback: grpc.requestCallback<_svc_v1_CreateAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createAgentIdentity(
+    argument: _svc_v1_CreateAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createAgentIdentity(
+    argument: _svc_v1_CreateAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CreateAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createAgentIdentity(
+    argument: _svc_v1_CreateAgentIdentityRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createAgentIdentity(
+    argument: _svc_v1_CreateAgentIdentityRequest,
+    callback: grpc.requestCallback<_svc_v1_CreateAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  DeleteAgentIdentity(
+    argument: _svc_v1_DeleteAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteAgentIdentity(
+    argument: _svc_v1_DeleteAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteAgentIdentity(
+    argument: _svc_v1_DeleteAgentIdentityRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteAgentIdentity(
+    argument: _svc_v1_DeleteAgentIdentityRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAgentIdentity(
+    argument: _svc_v1_DeleteAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAgentIdentity(
+    argument: _svc_v1_DeleteAgentIdentityRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAgentIdentity(
+    argument: _svc_v1_DeleteAgentIdentityRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAgentIdentity(
+    argument: _svc_v1_DeleteAgentIdentityRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   DeleteSession(
     argument: _svc_v1_DeleteSessionRequest,
     metadata: grpc.Metadata,
@@ -832,6 +946,88 @@ export interface AuthServiceClient extends grpc.Client {
   issueUserCerts(
     argument: _svc_v1_IssueUserCertsRequest,
     callback: grpc.requestCallback<_svc_v1_IssueUserCertsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  IssueWorkloadSVID(
+    argument: _svc_v1_IssueWorkloadSVIDRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_IssueWorkloadSVIDResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  IssueWorkloadSVID(
+    argument: _svc_v1_IssueWorkloadSVIDRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_IssueWorkloadSVIDResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  IssueWorkloadSVID(
+    argument: _svc_v1_IssueWorkloadSVIDRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_IssueWorkloadSVIDResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  IssueWorkloadSVID(
+    argument: _svc_v1_IssueWorkloadSVIDRequest,
+    callback: grpc.requestCallback<_svc_v1_IssueWorkloadSVIDResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  issueWorkloadSvid(
+    argument: _svc_v1_IssueWorkloadSVIDRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_IssueWorkloadSVIDResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  issueWorkloadSvid(
+    argument: _svc_v1_IssueWorkloadSVIDRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_IssueWorkloadSVIDResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  issueWorkloadSvid(
+    argument: _svc_v1_IssueWorkloadSVIDRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_IssueWorkloadSVIDResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  issueWorkloadSvid(
+    argument: _svc_v1_IssueWorkloadSVIDRequest,
+    callback: grpc.requestCallback<_svc_v1_IssueWorkloadSVIDResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ListAgentIdentities(
+    argument: _svc_v1_ListAgentIdentitiesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListAgentIdentitiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListAgentIdentities(
+    argument: _svc_v1_ListAgentIdentitiesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListAgentIdentitiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListAgentIdentities(
+    argument: _svc_v1_ListAgentIdentitiesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListAgentIdentitiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListAgentIdentities(
+    argument: _svc_v1_ListAgentIdentitiesRequest,
+    callback: grpc.requestCallback<_svc_v1_ListAgentIdentitiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listAgentIdentities(
+    argument: _svc_v1_ListAgentIdentitiesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListAgentIdentitiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listAgentIdentities(
+    argument: _svc_v1_ListAgentIdentitiesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListAgentIdentitiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listAgentIdentities(
+    argument: _svc_v1_ListAgentIdentitiesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListAgentIdentitiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listAgentIdentities(
+    argument: _svc_v1_ListAgentIdentitiesRequest,
+    callback: grpc.requestCallback<_svc_v1_ListAgentIdentitiesResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   ListNodes(
@@ -1249,6 +1445,16 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_AgentIdentityCredentials
   >;
 
+  CreateAgentIdentity: grpc.handleUnaryCall<
+    _svc_v1_CreateAgentIdentityRequest__Output,
+    _svc_v1_CreateAgentIdentityResponse
+  >;
+
+  DeleteAgentIdentity: grpc.handleUnaryCall<
+    _svc_v1_DeleteAgentIdentityRequest__Output,
+    _svc_v1_DeleteAgentIdentityResponse
+  >;
+
   DeleteSession: grpc.handleUnaryCall<_svc_v1_DeleteSessionRequest__Output, _svc_v1_DeleteSessionResponse>;
 
   DeleteWebAuthnDevice: grpc.handleUnaryCall<
@@ -1282,6 +1488,16 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
   Heartbeat: grpc.handleUnaryCall<_svc_v1_HeartbeatRequest__Output, _svc_v1_HeartbeatResponse>;
 
   IssueUserCerts: grpc.handleUnaryCall<_svc_v1_IssueUserCertsRequest__Output, _svc_v1_IssueUserCertsResponse>;
+
+  IssueWorkloadSVID: grpc.handleUnaryCall<
+    _svc_v1_IssueWorkloadSVIDRequest__Output,
+    _svc_v1_IssueWorkloadSVIDResponse
+  >;
+
+  ListAgentIdentities: grpc.handleUnaryCall<
+    _svc_v1_ListAgentIdentitiesRequest__Output,
+    _svc_v1_ListAgentIdentitiesResponse
+  >;
 
   ListNodes: grpc.handleUnaryCall<_svc_v1_ListNodesRequest__Output, _svc_v1_ListNodesResponse>;
 
@@ -1350,6 +1566,18 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_BootstrapAgentIdentityRequest__Output,
     _svc_v1_AgentIdentityCredentials__Output
   >;
+  CreateAgentIdentity: MethodDefinition<
+    _svc_v1_CreateAgentIdentityRequest,
+    _svc_v1_CreateAgentIdentityResponse,
+    _svc_v1_CreateAgentIdentityRequest__Output,
+    _svc_v1_CreateAgentIdentityResponse__Output
+  >;
+  DeleteAgentIdentity: MethodDefinition<
+    _svc_v1_DeleteAgentIdentityRequest,
+    _svc_v1_DeleteAgentIdentityResponse,
+    _svc_v1_DeleteAgentIdentityRequest__Output,
+    _svc_v1_DeleteAgentIdentityResponse__Output
+  >;
   DeleteSession: MethodDefinition<
     _svc_v1_DeleteSessionRequest,
     _svc_v1_DeleteSessionResponse,
@@ -1415,6 +1643,18 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_IssueUserCertsResponse,
     _svc_v1_IssueUserCertsRequest__Output,
     _svc_v1_IssueUserCertsResponse__Output
+  >;
+  IssueWorkloadSVID: MethodDefinition<
+    _svc_v1_IssueWorkloadSVIDRequest,
+    _svc_v1_IssueWorkloadSVIDResponse,
+    _svc_v1_IssueWorkloadSVIDRequest__Output,
+    _svc_v1_IssueWorkloadSVIDResponse__Output
+  >;
+  ListAgentIdentities: MethodDefinition<
+    _svc_v1_ListAgentIdentitiesRequest,
+    _svc_v1_ListAgentIdentitiesResponse,
+    _svc_v1_ListAgentIdentitiesRequest__Output,
+    _svc_v1_ListAgentIdentitiesResponse__Output
   >;
   ListNodes: MethodDefinition<
     _svc_v1_ListNodesRequest,
