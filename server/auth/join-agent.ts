@@ -156,6 +156,11 @@ type JoinInput = {
   hostKey: SshPublicKey;
 } & ({ agentless: true } | { agentless: false; tlsKey: ReturnType<typeof publicKeyFromPem> });
 
+/** A join request checked by AgentJoin.checkAdmittedRequest (opaque to callers). */
+export interface AdmittedJoinRequest {
+  readonly input: JoinInput;
+}
+
 function tokenRoleProblem(token: JoinToken): string | undefined {
   if (!token.spec.roles.includes("node"))
     return `join token is not for nodes (roles: ${token.spec.roles.join(", ")})`;
@@ -262,18 +267,36 @@ export class AgentJoin implements AgentJoinHandler {
     return token;
   }
 
-  async #join(token: JoinToken, input: JoinInput): Promise<RegisterAgentResponse> {
+  // --- IAM join (join-iam.ts): the STS proof admits the node, per challenge, so the token is not
+  // redeemed and may admit many nodes. Same checks and credentials as a token join otherwise.
+
+  /** Checks a join request before any proof is asked for; pass the result to issueAdmitted. */
+  checkAdmittedRequest(req: RegisterAgentRequest__Output, ctx: { peer: string }): AdmittedJoinRequest {
+    return { input: this.#checkRequest(req, ctx.peer) };
+  }
+
+  /** Node credentials for a request another proof (IAM) already admitted under `token`. */
+  async issueAdmitted(token: JoinToken, req: AdmittedJoinRequest): Promise<RegisterAgentResponse> {
+    return this.#join(token, req.input, { redeem: false });
+  }
+
+  async #join(
+    token: JoinToken,
+    input: JoinInput,
+    opts: { redeem: boolean } = { redeem: true },
+  ): Promise<RegisterAgentResponse> {
     const d = this.#d;
     const id = randomUUID();
     const now = d.clock.now();
     // One redemption per token (and per secret: a re-created token with a new secret is fresh).
     const redemptionKey = `${REDEMPTION_PREFIX}${token.metadata.name}/${(token.spec.secret_hash ?? "").slice(0, 16)}`;
     try {
-      await d.backend.create(redemptionKey, {
-        agent_id: id,
-        hostname: input.hostname,
-        at: now.toISOString(),
-      });
+      if (opts.redeem)
+        await d.backend.create(redemptionKey, {
+          agent_id: id,
+          hostname: input.hostname,
+          at: now.toISOString(),
+        });
     } catch (err) {
       if (isAlreadyExists(err)) throw new AccessDeniedError("join token has already been used");
       throw err;
