@@ -1,0 +1,235 @@
+// RegisterAgent against the real auth server over gRPC/TLS 1.3: the host certificate verifies
+// against the host CA (also with the real ssh-keygen), the client certificate authenticates the
+// agent's calls, tokens are one-time with clear refusals, the race for one token has exactly one
+// winner, and heartbeats keep the joined hostname and the token's labels.
+import { execFile } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { status } from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { verifySshCertificate } from "../core/certs/ssh-cert.ts";
+import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
+import { generateEcdsaP256, privateKeyToPem, verifyX509Leaf } from "../core/certs/x509.ts";
+import { systemClock } from "../core/clock.ts";
+import type { RegisterAgentRequest } from "../proto/generated/svc/v1/RegisterAgentRequest.ts";
+import { fetchPinnedHostCa } from "../server/agent/ca-pin.ts";
+import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { type AgentAuthEnv, startAgentAuthEnv } from "./agent-fixture.ts";
+import { statusOf } from "./auth-fixture.ts";
+
+const run = promisify(execFile);
+let env: AgentAuthEnv;
+let dir = "";
+
+function joinRequest(token: string, over: Partial<RegisterAgentRequest> = {}) {
+  const host = generateSshKeyPair("ed25519");
+  const tls = generateEcdsaP256();
+  return {
+    host,
+    tls,
+    req: {
+      token,
+      hostname: "node-a",
+      host_ssh_public_key: host.publicLine,
+      tls_public_key_pem: String(tls.publicKey.export({ type: "spki", format: "pem" })),
+      labels: { env: "dev", role: "web" },
+      addresses: ["127.0.0.1:3022"],
+      ...over,
+    } satisfies RegisterAgentRequest,
+  };
+}
+
+async function joinEvents(success: boolean) {
+  const admin = await env.login("alice");
+  const r = await callUnary(
+    env.client,
+    "SearchAuditEvents",
+    { type: "node.join", limit: 500 },
+    userMetadata(admin),
+  );
+  return r.items.filter((e) => e.success === success);
+}
+
+beforeAll(async () => {
+  env = await startAgentAuthEnv();
+  dir = await mkdtemp(join(tmpdir(), "svc-agent-join-"));
+});
+
+afterAll(async () => {
+  await env?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("RegisterAgent", () => {
+  it("issues a host certificate from the host CA and a client certificate that authenticates the agent", async () => {
+    const token = await env.addToken("join-ok", { labels: { env: "prod" } });
+    const { host, tls, req } = joinRequest(token);
+    const res = await callUnary(env.client, "RegisterAgent", req);
+    const id = res.agent_id ?? "";
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+
+    const cert = verifySshCertificate(res.host_ssh_certificate ?? "", {
+      trustedCaKeys: [env.cas.sshHostCaPublicKey],
+      type: "host",
+      principal: id,
+      clock: systemClock,
+    });
+    expect(cert.principals).toEqual(expect.arrayContaining([id, "node-a", "127.0.0.1"]));
+    expect(cert.keyId).toBe(`host:${id}`);
+    expect(cert.publicKey.export({ format: "jwk" })).toEqual(host.publicKey.export({ format: "jwk" }));
+    // The real ssh-keygen reads it as a host certificate.
+    await writeFile(join(dir, "host-cert.pub"), `${res.host_ssh_certificate}\n`);
+    const { stdout } = await run("ssh-keygen", ["-L", "-f", join(dir, "host-cert.pub")]);
+    expect(stdout).toMatch(/Type: ssh-ed25519-cert-v01@openssh.com host certificate/);
+    expect(stdout).toContain("node-a");
+
+    const leaf = await verifyX509Leaf(res.tls_certificate_pem ?? "", [env.cas.hostCa.certPem], {
+      clock: systemClock,
+      usage: "client",
+    });
+    expect(leaf.uris).toEqual([`svc://agent/${id}`]);
+    expect(res.host_ca_pems).toEqual([env.cas.hostCa.certPem]);
+    expect(res.user_ca_ssh_public_keys).toEqual([env.cas.sshUserCaPublicKey]);
+
+    // The client certificate + x-agent-id make the agent's calls; the token's label wins.
+    const agent = createAuthClient({
+      address: env.address,
+      caPems: res.host_ca_pems ?? [],
+      serverName: env.serverName,
+      certPem: res.tls_certificate_pem ?? "",
+      keyPem: privateKeyToPem(tls.privateKey),
+    });
+    try {
+      await callUnary(
+        agent,
+        "Heartbeat",
+        {
+          hostname: "node-a",
+          addresses: ["127.0.0.1:3022"],
+          labels: { env: "staging", extra: "1" },
+          version: "t",
+        },
+        agentMetadata(id),
+      );
+      const nodes = await callUnary(env.client, "ListNodes", {}, userMetadata(await env.login("alice")));
+      const node = nodes.nodes.find((n) => n.id === id);
+      expect(node).toMatchObject({ hostname: "node-a", status: "online", addresses: ["127.0.0.1:3022"] });
+      expect(node?.labels).toEqual({ env: "prod", extra: "1" });
+
+      // A heartbeat under another hostname is refused.
+      const renamed = await statusOf(
+        callUnary(
+          agent,
+          "Heartbeat",
+          { hostname: "node-b", addresses: [], labels: {}, version: "t" },
+          agentMetadata(id),
+        ),
+      );
+      expect(renamed.code).toBe(status.INVALID_ARGUMENT);
+      expect(renamed.details).toMatch(/hostname must stay "node-a"/);
+    } finally {
+      agent.close();
+    }
+    expect((await joinEvents(true)).some((e) => JSON.parse(e.fields_json).agent_id === id)).toBe(true);
+  });
+
+  it("refuses a used token with a clear message and audits the failure", async () => {
+    const token = await env.addToken("join-once");
+    await callUnary(env.client, "RegisterAgent", joinRequest(token).req);
+    const again = await statusOf(callUnary(env.client, "RegisterAgent", joinRequest(token).req));
+    expect(again).toEqual({ code: status.PERMISSION_DENIED, details: "join token has already been used" });
+    const failures = await joinEvents(false);
+    expect(
+      failures.some((e) => JSON.parse(e.fields_json).reason === "join token has already been used"),
+    ).toBe(true);
+  });
+
+  it("refuses an expired token", async () => {
+    const token = await env.addToken("join-old", { expires: new Date(Date.now() - 1000) });
+    const r = await statusOf(callUnary(env.client, "RegisterAgent", joinRequest(token).req));
+    expect(r).toEqual({ code: status.PERMISSION_DENIED, details: "join token has expired" });
+  });
+
+  it("says only 'not valid' for a wrong secret or an unknown name, and why for the right secret", async () => {
+    const token = await env.addToken("join-secret");
+    const wrong = await statusOf(
+      callUnary(env.client, "RegisterAgent", joinRequest("join-secret.AAAAwrong").req),
+    );
+    const unknown = await statusOf(
+      callUnary(env.client, "RegisterAgent", joinRequest("no-such.AAAAwrong").req),
+    );
+    expect(wrong).toEqual({ code: status.PERMISSION_DENIED, details: "join token is not valid" });
+    expect(unknown).toEqual(wrong);
+    const malformed = await statusOf(callUnary(env.client, "RegisterAgent", joinRequest("no-dot-here").req));
+    expect(malformed.code).toBe(status.INVALID_ARGUMENT);
+    expect(malformed.details).toBe("join token must look like <name>.<secret>");
+    // The wrong attempts did not spend the token.
+    const ok = await callUnary(env.client, "RegisterAgent", joinRequest(token).req);
+    expect(ok.agent_id).toBeTruthy();
+
+    const bot = await env.addToken("join-bot", { roles: ["bot"] });
+    const r = await statusOf(callUnary(env.client, "RegisterAgent", joinRequest(bot).req));
+    expect(r).toEqual({
+      code: status.PERMISSION_DENIED,
+      details: "join token is not for nodes (roles: bot)",
+    });
+  });
+
+  it("refuses bad requests before spending the token", async () => {
+    const token = await env.addToken("join-bad");
+    for (const over of [
+      { host_ssh_public_key: "ssh-ed25519 AAAA" },
+      { tls_public_key_pem: "" },
+      { addresses: [] },
+      { hostname: "bad host" },
+    ]) {
+      const r = await statusOf(callUnary(env.client, "RegisterAgent", joinRequest(token, over).req));
+      expect(r.code).toBe(status.INVALID_ARGUMENT);
+    }
+    expect((await callUnary(env.client, "RegisterAgent", joinRequest(token).req)).agent_id).toBeTruthy();
+  });
+
+  it("lets exactly one of many concurrent joins win a token", async () => {
+    const token = await env.addToken("join-race");
+    const clients = Array.from({ length: 6 }, () =>
+      createAuthClient({
+        address: env.address,
+        caPems: [env.cas.hostCa.certPem],
+        serverName: env.serverName,
+      }),
+    );
+    try {
+      const results = await Promise.all(
+        clients.map((c, i) =>
+          statusOf(callUnary(c, "RegisterAgent", joinRequest(token, { hostname: `racer-${i}` }).req)),
+        ),
+      );
+      expect(results.filter((r) => r.code === 0)).toHaveLength(1);
+      for (const r of results.filter((x) => x.code !== 0)) {
+        expect(r).toEqual({ code: status.PERMISSION_DENIED, details: "join token has already been used" });
+      }
+    } finally {
+      for (const c of clients) c.close();
+    }
+  });
+
+  it("replaces an unspecified advertised host with the address auth sees", async () => {
+    const token = await env.addToken("join-any");
+    const res = await callUnary(
+      env.client,
+      "RegisterAgent",
+      joinRequest(token, { addresses: ["0.0.0.0:4022"] }).req,
+    );
+    const nodes = await callUnary(env.client, "ListNodes", {}, userMetadata(await env.login("alice")));
+    expect(nodes.nodes.find((n) => n.id === res.agent_id)?.addresses).toEqual(["127.0.0.1:4022"]);
+  });
+
+  it("hands out the host CA only when it matches the pin", async () => {
+    expect(await fetchPinnedHostCa(env.address, env.pin)).toEqual([env.cas.hostCa.certPem]);
+    await expect(fetchPinnedHostCa(env.address, `sha256:${"0".repeat(64)}`)).rejects.toThrow(
+      /does not match the CA pin/,
+    );
+  });
+});
