@@ -29,7 +29,7 @@ app.kubernetes.io/part-of: svc
 
 {{/* Selector labels of one component: pass (list $ "operator"). */}}
 {{- define "svc.selectorLabels" -}}
-{{- $ctx := index . 0 }}
+{{- $ctx := index . 0 -}}
 app.kubernetes.io/name: {{ include "svc.name" $ctx }}
 app.kubernetes.io/instance: {{ $ctx.Release.Name }}
 app.kubernetes.io/component: {{ index . 1 }}
