@@ -1,34 +1,144 @@
 // Proxy throughput: GET /v1/webapi/ping (config only) and GET /v1/webapi/session with Bearer
 // (one GetSession call to the real auth server over gRPC TLS per request) against a bare fastify
 // HTTPS hello route with the same certificate, all measured in the same run with autocannon.
+
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { createServer } from "node:https";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
 import autocannon from "autocannon";
 import Fastify from "fastify";
-import { PASSWORD, startProxyFixture, USERS } from "../test/proxy-fixture.ts";
+import { presets } from "../core/resources/index.ts";
+import { MemorySource } from "../core/sources/memory.ts";
+import { PASSWORD, startProxySide, USERS } from "../test/proxy-fixture.ts";
 import type { BenchReport, BenchRow } from "./report.ts";
+import { percentile } from "./report.ts";
 
-const DURATION_S = Number(process.env.SVC_BENCH_SECONDS ?? 5);
+const DURATION_S = Number(process.env.SVC_BENCH_SECONDS ?? 3);
 const CONNECTIONS = 16;
 
-async function measure(
-  name: string,
-  url: string,
-  headers: Record<string, string> = {},
-): Promise<BenchRow & { perSecond: number }> {
-  const opts = { url, headers, connections: CONNECTIONS, servername: "proxy.svc.test", workers: 1 };
-  await autocannon({ ...opts, duration: 1 }); // warm-up (JIT, TLS sessions, gRPC channel)
-  const r = await autocannon({ ...opts, duration: DURATION_S });
+const ROUNDS = 3;
+
+interface Sample {
+  perSecond: number;
+  latencies: { p50: number; p99: number };
+}
+
+async function sample(url: string, headers: Record<string, string>, seconds: number): Promise<Sample> {
+  const r = await autocannon({
+    url,
+    headers,
+    connections: CONNECTIONS,
+    servername: "proxy.svc.test",
+    workers: 1,
+    duration: seconds,
+  });
   const failures = r.non2xx + r.errors + r.timeouts;
-  if (failures > 0) throw new Error(`${name}: ${failures} failed requests`);
-  return { name, perSecond: r.requests.average, unit: "req", p50Ms: r.latency.p50, p99Ms: r.latency.p99 };
+  if (failures > 0) throw new Error(`${url}: ${failures} failed requests`);
+  return { perSecond: r.requests.average, latencies: { p50: r.latency.p50, p99: r.latency.p99 } };
+}
+
+interface Target {
+  name: string;
+  url: string;
+  headers: Record<string, string>;
+  samples: Sample[];
+}
+
+/** Rounds interleave the targets so a shared machine's load drifts over all of them alike. */
+async function measureAll(targets: Target[]): Promise<Array<BenchRow & { perSecond: number }>> {
+  for (const t of targets) await sample(t.url, t.headers, 1); // warm-up: JIT, TLS, gRPC channel
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const t of targets) t.samples.push(await sample(t.url, t.headers, DURATION_S));
+  }
+  const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
+  return targets.map((t) => ({
+    name: t.name,
+    perSecond: median(t.samples.map((x) => x.perSecond)),
+    unit: "req",
+    p50Ms: median(t.samples.map((x) => x.latencies.p50)),
+    p99Ms: median(t.samples.map((x) => x.latencies.p99)),
+    note: `median of ${ROUNDS}`,
+  }));
+}
+
+interface AuthChildInfo {
+  address: string;
+  hostCaPem: string;
+  proxyClient: { certPem: string; keyPem: string };
+  proxyServer: { certPem: string; keyPem: string };
+}
+
+/** The upper bound of the session route: GetSession straight over gRPC, same concurrency. */
+async function directGetSession(
+  call: () => Promise<unknown>,
+  seconds: number,
+): Promise<BenchRow & { perSecond: number }> {
+  const latencies: number[] = [];
+  const end = performance.now() + seconds * 1000;
+  const worker = async () => {
+    while (performance.now() < end) {
+      const t = performance.now();
+      await call();
+      latencies.push(performance.now() - t);
+    }
+  };
+  const t0 = performance.now();
+  await Promise.all(Array.from({ length: CONNECTIONS }, worker));
+  return {
+    name: "auth GetSession direct over gRPC (proxy's client)",
+    perSecond: latencies.length / ((performance.now() - t0) / 1000),
+    unit: "call",
+    p50Ms: percentile(latencies, 50),
+    p99Ms: percentile(latencies, 99),
+    note: "upper bound for /session",
+  };
 }
 
 export default async function proxyBench(): Promise<BenchReport> {
-  const fx = await startProxyFixture({ rateLimit: { perAddress: 100, perUsername: 100, windowMs: 60_000 } });
+  const child = spawn(process.execPath, [join(import.meta.dirname, "proxy-auth-child.ts")], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  const stopChild = async () => {
+    if (child.exitCode !== null) return;
+    child.stdin.end();
+    const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    await once(child, "exit");
+    clearTimeout(timer);
+  };
+  let info: AuthChildInfo;
+  try {
+    const lines = createInterface({ input: child.stdout });
+    const first = await Promise.race([
+      once(lines, "line").then(([l]) => String(l)),
+      once(child, "exit").then(() => {
+        throw new Error("auth child exited before it was ready");
+      }),
+    ]);
+    info = JSON.parse(first) as AuthChildInfo;
+  } catch (err) {
+    await stopChild();
+    throw err;
+  }
+  const fx = await startProxySide({
+    authAddress: info.address,
+    hostCaPem: info.hostCaPem,
+    proxyClient: info.proxyClient,
+    proxyServer: info.proxyServer,
+    resources: new MemorySource(presets()),
+    overrides: { rateLimit: { perAddress: 100, perUsername: 100, windowMs: 60_000 } },
+  }).catch(async (err: unknown) => {
+    await stopChild();
+    throw err;
+  });
   // The baseline shares the proxy's certificate and TLS settings.
   const bare = Fastify({
     serverFactory: (handler) =>
-      createServer({ cert: fx.proxyTls.certPem, key: fx.proxyTls.keyPem, minVersion: "TLSv1.2" }, handler),
+      createServer(
+        { cert: info.proxyServer.certPem, key: info.proxyServer.keyPem, minVersion: "TLSv1.2" },
+        handler,
+      ),
   });
   bare.get("/hello", async () => ({ hello: "world" }));
   await bare.listen({ host: "127.0.0.1", port: 0 });
@@ -43,25 +153,35 @@ export default async function proxyBench(): Promise<BenchReport> {
     const address = bare.server.address();
     if (address === null || typeof address === "string") throw new Error("baseline did not bind");
 
-    const base = await measure("bare fastify HTTPS hello", `https://127.0.0.1:${address.port}/hello`);
-    const ping = await measure("proxy GET /v1/webapi/ping", `${fx.proxy.url}/v1/webapi/ping`);
-    const session = await measure(
-      "proxy GET /v1/webapi/session (Bearer)",
-      `${fx.proxy.url}/v1/webapi/session`,
+    const [base, ping, session] = await measureAll([
       {
-        authorization: `Bearer ${sessionId}`,
+        name: "bare fastify HTTPS hello",
+        url: `https://127.0.0.1:${address.port}/hello`,
+        headers: {},
+        samples: [],
       },
-    );
+      { name: "proxy GET /v1/webapi/ping", url: `${fx.proxy.url}/v1/webapi/ping`, headers: {}, samples: [] },
+      {
+        name: "proxy GET /v1/webapi/session (Bearer)",
+        url: `${fx.proxy.url}/v1/webapi/session`,
+        headers: { authorization: `Bearer ${sessionId}` },
+        samples: [],
+      },
+    ]);
+    if (!base || !ping || !session) throw new Error("missing measurement");
+    const direct = await directGetSession(() => fx.authApi.getSession(sessionId), DURATION_S);
     return {
-      title: `proxy web API (${CONNECTIONS} connections, ${DURATION_S}s each, autocannon in a worker thread)`,
-      rows: [base, ping, session],
+      title: `proxy web API (${CONNECTIONS} connections, ${ROUNDS}x${DURATION_S}s interleaved, autocannon in a worker thread; auth in its own process)`,
+      rows: [base, ping, session, direct],
       ratios: [
         { name: "ping / bare hello", ratio: ping.perSecond / base.perSecond, goal: 0.8 },
         { name: "session (Bearer) / bare hello", ratio: session.perSecond / base.perSecond, goal: 0.5 },
+        { name: "session (Bearer) / direct GetSession", ratio: session.perSecond / direct.perSecond },
       ],
     };
   } finally {
     await bare.close();
     await fx.close();
+    await stopChild();
   }
 }

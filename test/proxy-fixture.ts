@@ -59,9 +59,21 @@ function userResource(name: string, roles: string[]) {
   };
 }
 
-export async function startProxyFixture(
-  overrides: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit">> = {},
-): Promise<ProxyFixture> {
+/** Everything on auth's side of the wire, plus the certificates the proxy is given. */
+export interface AuthSide {
+  auth: RunningAuthServer;
+  cas: CertificateAuthorities;
+  backend: SqliteBackend;
+  source: MemorySource;
+  hostCaPem: string;
+  /** the proxy's client certificate for gRPC (host CA) */
+  proxyClient: { certPem: string; keyPem: string };
+  /** the proxy's HTTPS certificate for the public name (host CA) */
+  proxyServer: { certPem: string; keyPem: string };
+  close(): Promise<void>;
+}
+
+export async function startAuthSide(): Promise<AuthSide> {
   const dir = await mkdtemp(join(tmpdir(), "svc-proxy-test-"));
   const clock = systemClock;
   const logger = pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? "silent" });
@@ -142,56 +154,117 @@ export async function startProxyFixture(
       port: 0,
     });
     cleanups.push(() => auth.close(1000));
-
-    const authApi = new GrpcAuthApi({
-      address: auth.address,
-      caPems: [hostCaPem],
-      certPem: proxyClientCertPem,
-      keyPem: privateKeyToPem(proxyClientKey.privateKey),
-    });
-    cleanups.push(() => authApi.close());
-
-    const config: ProxyConfig = {
-      ...proxyDefaults,
-      listenHost: "127.0.0.1",
-      listenPort: 0,
-      publicUrl: PUBLIC_ORIGIN,
-      clusterName: "proxy-test",
-      serverVersion: "0.1.0",
-      clientVersionPolicy: { minimum: "0.1.0", recommended: "0.1.0" },
-      oidcIssuerUrl: PUBLIC_ORIGIN,
-      ...overrides,
-    };
-    let resourcesReady = true;
-    const proxyTls = { certPem: proxyServerCertPem, keyPem: privateKeyToPem(proxyServerKey.privateKey) };
-    const proxy = await startProxyServer({
-      config,
-      tls: proxyTls,
-      authApi,
-      logger,
-      ready: () => resourcesReady,
-      resources: source,
-    });
-    cleanups.push(() => proxy.close());
-
     return {
-      proxy,
       auth,
-      authApi,
-      client: new HttpsClient(proxy.url, hostCaPem, PUBLIC_HOST),
       cas,
       backend,
       source,
       hostCaPem,
-      config,
-      proxyTls,
-      setResourcesReady: (r) => {
-        resourcesReady = r;
-      },
+      proxyClient: { certPem: proxyClientCertPem, keyPem: privateKeyToPem(proxyClientKey.privateKey) },
+      proxyServer: { certPem: proxyServerCertPem, keyPem: privateKeyToPem(proxyServerKey.privateKey) },
       close,
     };
   } catch (err) {
     await close();
+    throw err;
+  }
+}
+
+/** The proxy as production builds it: GrpcAuthApi to `authAddress` and startProxyServer. */
+export async function startProxySide(o: {
+  authAddress: string;
+  hostCaPem: string;
+  proxyClient: { certPem: string; keyPem: string };
+  proxyServer: { certPem: string; keyPem: string };
+  resources: MemorySource;
+  overrides?: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit">>;
+}): Promise<{
+  proxy: ProxyServer;
+  authApi: GrpcAuthApi;
+  config: ProxyConfig;
+  client: HttpsClient;
+  setResourcesReady(ready: boolean): void;
+  close(): Promise<void>;
+}> {
+  const authApi = new GrpcAuthApi({
+    address: o.authAddress,
+    caPems: [o.hostCaPem],
+    certPem: o.proxyClient.certPem,
+    keyPem: o.proxyClient.keyPem,
+  });
+  const config: ProxyConfig = {
+    ...proxyDefaults,
+    listenHost: "127.0.0.1",
+    listenPort: 0,
+    publicUrl: PUBLIC_ORIGIN,
+    clusterName: "proxy-test",
+    serverVersion: "0.1.0",
+    clientVersionPolicy: { minimum: "0.1.0", recommended: "0.1.0" },
+    oidcIssuerUrl: PUBLIC_ORIGIN,
+    ...o.overrides,
+  };
+  let resourcesReady = true;
+  let proxy: ProxyServer;
+  try {
+    proxy = await startProxyServer({
+      config,
+      tls: o.proxyServer,
+      authApi,
+      logger: pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? "silent" }),
+      ready: () => resourcesReady,
+      resources: o.resources,
+    });
+  } catch (err) {
+    authApi.close();
+    throw err;
+  }
+  return {
+    proxy,
+    authApi,
+    config,
+    client: new HttpsClient(proxy.url, o.hostCaPem, PUBLIC_HOST),
+    setResourcesReady: (r) => {
+      resourcesReady = r;
+    },
+    close: async () => {
+      await proxy.close();
+      authApi.close();
+    },
+  };
+}
+
+export async function startProxyFixture(
+  overrides: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit">> = {},
+): Promise<ProxyFixture> {
+  const side = await startAuthSide();
+  try {
+    const p = await startProxySide({
+      authAddress: side.auth.address,
+      hostCaPem: side.hostCaPem,
+      proxyClient: side.proxyClient,
+      proxyServer: side.proxyServer,
+      resources: side.source,
+      overrides,
+    });
+    return {
+      proxy: p.proxy,
+      auth: side.auth,
+      authApi: p.authApi,
+      client: p.client,
+      cas: side.cas,
+      backend: side.backend,
+      source: side.source,
+      hostCaPem: side.hostCaPem,
+      config: p.config,
+      proxyTls: side.proxyServer,
+      setResourcesReady: p.setResourcesReady,
+      close: async () => {
+        await p.close();
+        await side.close();
+      },
+    };
+  } catch (err) {
+    await side.close();
     throw err;
   }
 }
