@@ -177,7 +177,7 @@ export async function startProxySide(o: {
   proxyClient: { certPem: string; keyPem: string };
   proxyServer: { certPem: string; keyPem: string };
   resources: MemorySource;
-  overrides?: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit">>;
+  overrides?: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit" | "trustedProxies">>;
 }): Promise<{
   proxy: ProxyServer;
   authApi: GrpcAuthApi;
@@ -234,7 +234,7 @@ export async function startProxySide(o: {
 }
 
 export async function startProxyFixture(
-  overrides: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit">> = {},
+  overrides: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit" | "trustedProxies">> = {},
 ): Promise<ProxyFixture> {
   const side = await startAuthSide();
   try {

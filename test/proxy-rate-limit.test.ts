@@ -44,3 +44,30 @@ describe("login rate limits", () => {
     for (let i = 0; i < 20; i++) expect((await fx.client.send({ path: "/v1/webapi/ping" })).status).toBe(200);
   });
 });
+
+describe("behind a trusted load balancer", () => {
+  let lb: ProxyFixture;
+  beforeAll(async () => {
+    lb = await startProxyFixture({
+      rateLimit: { perAddress: 2, perUsername: 100, windowMs: 60_000 },
+      trustedProxies: ["127.0.0.1"],
+    });
+  });
+  afterAll(async () => {
+    await lb?.close();
+  });
+
+  it("counts per forwarded client address", async () => {
+    const from = (ip: string, username: string) =>
+      lb.client.send({
+        method: "POST",
+        path: "/v1/webapi/login",
+        headers: { "x-forwarded-for": ip },
+        body: { username, password: "wrong password, long enough" },
+      });
+    expect((await from("10.0.0.1", "a1")).status).toBe(401);
+    expect((await from("10.0.0.1", "a2")).status).toBe(401);
+    expect((await from("10.0.0.1", "a3")).status).toBe(429);
+    expect((await from("10.0.0.2", "a4")).status).toBe(401);
+  });
+});

@@ -45,7 +45,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     bodyLimit: deps.config.bodyLimit,
     // No per-request logs: request lines carry session ids in headers and MFA tokens in bodies.
     logController: new LogController({ disableRequestLogging: true }),
-    trustProxy: false,
+    trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     return503OnClosing: true,
   };
   // serverFactory keeps the instance typed as the default server, which https.Server extends.

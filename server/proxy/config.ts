@@ -36,6 +36,11 @@ export interface ProxyConfig {
   rateLimit: ProxyRateLimit;
   /** Lifetime of the svc_session and svc_csrf cookies, seconds (spec: 12 hours). */
   cookieMaxAgeSeconds: number;
+  /**
+   * Addresses/CIDRs of load balancers whose X-Forwarded-For is believed (the client address
+   * for rate limits and audit). Empty: the TCP peer is the client.
+   */
+  trustedProxies: string[];
 }
 
 export interface ProxyTls {
@@ -50,6 +55,7 @@ export const proxyDefaults = {
   bodyLimit: 64 * 1024,
   rateLimit: { perAddress: 20, perUsername: 10, windowMs: 60_000 },
   cookieMaxAgeSeconds: 12 * 60 * 60,
+  trustedProxies: [] as string[],
 } satisfies Partial<ProxyConfig>;
 
 /** The WebAuthn relying-party id and origin follow from the public address. */
