@@ -23,7 +23,7 @@ build_tool() {
   (
     flock 9
     # Another run may have finished while this one waited for the lock.
-    if [ -x "$bin/$name" ]; then exit 0; fi
+    if [ -x "$bin/$name" ]; then echo "go-tools: $name $version ($bin)" >&2; exit 0; fi
     command -v go >/dev/null 2>&1 || { echo "go-tools: Go is needed to build $name" >&2; exit 1; }
     local start tmp
     start=$(date +%s)

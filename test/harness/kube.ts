@@ -389,6 +389,9 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluste
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
       "--bind-address=127.0.0.1",
       "--advertise-address=127.0.0.1",
+      // The endpoint reconciler refuses a loopback address; nothing here needs the in-cluster
+      // `kubernetes` Service endpoints.
+      "--endpoint-reconciler-type=none",
       `--secure-port=${port}`,
       `--tls-cert-file=${join(dir, "apiserver.crt")}`,
       `--tls-private-key-file=${join(dir, "apiserver.key")}`,
