@@ -63,11 +63,12 @@ export class SessionRecorder implements SessionObserver {
     let truncated = false;
     const emit = (line: string): void => {
       if (truncated) return;
-      if (size + line.length > MAX_RECORDING_BYTES) {
+      const bytes = Buffer.byteLength(line);
+      if (size + bytes > MAX_RECORDING_BYTES) {
         truncated = true;
         return;
       }
-      size += Buffer.byteLength(line);
+      size += bytes;
       if (out) out.write(line);
       else queued.push(line);
     };
