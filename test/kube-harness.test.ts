@@ -135,6 +135,16 @@ describe("kube harness (real kube-apiserver + etcd)", () => {
     expect(() => k.kubeconfigFor("nobody")).toThrow(/no static user nobody/);
   });
 
+  it("a real ServiceAccount token (TokenRequest) authenticates as that account", async () => {
+    const k = cluster();
+    const path = await k.serviceAccountKubeconfig(NS, "robot");
+    const who = await kubectl(path, ["auth", "whoami", "-o", "jsonpath={.status.userInfo.username}"]);
+    expect(who.stderr).toBe("");
+    expect(who.stdout).toBe(`system:serviceaccount:${NS}:robot`);
+    const denied = await kubectl(path, ["-n", NS, "get", "secrets"]);
+    expect(denied.stderr).toMatch(/forbidden/i);
+  });
+
   it("kubectl works again after restartApiserver(), with the data intact", async () => {
     const k = cluster();
     await k.restartApiserver();

@@ -47,6 +47,11 @@ export interface KubeCluster {
   kubeconfigFor(user: string): string;
   /** Bearer token of a declared static user, for clients that do not read kubeconfigs. */
   tokenFor(user: string): string;
+  /**
+   * Kubeconfig path for a real ServiceAccount (created if absent) with a token from the
+   * TokenRequest API, signed by the apiserver's service-account key.
+   */
+  serviceAccountKubeconfig(namespace: string, name: string): Promise<string>;
   /** Stops kube-apiserver and etcd and removes the folder. Safe to call twice. */
   stop(): Promise<void>;
   /** Stops kube-apiserver and starts it again on the same port and data; resolves when ready. */
@@ -434,6 +439,20 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluste
       operatorUser: OPERATOR_USER,
       kubeconfigFor: (user) => lookup(kubeconfigPaths, user),
       tokenFor: (user) => lookup(tokens, user),
+      serviceAccountKubeconfig: async (namespace, name) => {
+        const admin = lookup(kubeconfigPaths, ADMIN_USER);
+        const sa = await kubectl(admin, ["-n", namespace, "create", "serviceaccount", name]);
+        if (sa.code !== 0 && !/already exists/.test(sa.stderr)) {
+          throw new Error(`could not create service account ${namespace}/${name}: ${sa.stderr.trim()}`);
+        }
+        const tok = await kubectl(admin, ["-n", namespace, "create", "token", name, "--duration=2h"]);
+        if (tok.code !== 0)
+          throw new Error(`TokenRequest for ${namespace}/${name} failed: ${tok.stderr.trim()}`);
+        const path = join(dir, `kubeconfig-sa-${namespace}-${name}.yaml`);
+        const user = `system:serviceaccount:${namespace}:${name}`;
+        await writeFile(path, kubeconfig(url, caPem, user, tok.stdout.trim()), { mode: 0o600 });
+        return path;
+      },
       stop,
       restartApiserver: async () => {
         if (stopped) throw new Error("cluster is stopped");
