@@ -260,12 +260,16 @@ describe("agent daemon", () => {
     expect(await agent?.exited).toBe(0);
     await until("offline", async () => ((await nodeStatus(info.agentId)) === "offline" ? true : undefined));
 
-    agent = startAgentProcess(agentOptions(undefined));
+    // No token, no pin and no labels: all of it comes from the stored identity.
+    const { labels: _joinedWith, ...restart } = agentOptions(undefined);
+    agent = startAgentProcess(restart);
     const again = await agent.ready;
     expect(again).toMatchObject({ agentId: info.agentId, hostname: "agent-one", joined: false });
     await until("online again", async () =>
       (await nodeStatus(info.agentId)) === "online" ? true : undefined,
     );
+    const listed = await callUnary(env.client, "ListNodes", {}, userMetadata(adminSession));
+    expect(listed.nodes.find((n) => n.id === info.agentId)?.labels).toEqual({ env: "test", team: "core" });
     const { keyPath } = await userCertFiles("alice-restart");
     const knownHosts = join(dir, "known_hosts_restart");
     await writeFile(

@@ -21,6 +21,8 @@ export interface AgentIdentity {
   hostCaPems: string[];
   /** user CA public keys at join time (refreshed from GetPublicKeys while running) */
   userCaSshPublicKeys: string[];
+  /** labels given at join; heartbeats use them when the agent is started without labels */
+  labels?: Record<string, string>;
 }
 
 export const IDENTITY_FILE = "agent-identity.json";

@@ -73,6 +73,7 @@ export async function joinCluster(o: JoinOptions): Promise<AgentIdentity> {
       // Keep trusting what we verified auth with, plus what auth says it uses now.
       hostCaPems: [...new Set([...caPems, ...(res.host_ca_pems ?? [])])],
       userCaSshPublicKeys: res.user_ca_ssh_public_keys ?? [],
+      labels: o.labels,
     };
   } finally {
     client.close();

@@ -36,6 +36,7 @@ export interface AgentOptions {
   listen?: string;
   /** address the proxy dials, "host:port"; default the listen address (0.0.0.0 -> as auth sees us) */
   advertiseAddress?: string;
+  /** advertised labels; default the ones given at join (auth adds the token's node_labels) */
   labels?: Record<string, string>;
   /** default os.hostname(); fixed at join */
   hostname?: string;
@@ -60,6 +61,19 @@ export interface RunningAgent {
   heartbeat(): Promise<void>;
   /** stops heartbeating, ends SSH connections, finishes pending uploads and audit events */
   close(): Promise<void>;
+}
+
+/** "k=v,k2=v2" (the `--labels` flag) -> a label map; "" -> {}. */
+export function parseLabels(text: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of text.split(",")) {
+    const item = part.trim();
+    if (item === "") continue;
+    const eq = item.indexOf("=");
+    if (eq <= 0) throw new BadParameterError(`label ${JSON.stringify(item.slice(0, 64))} must be key=value`);
+    out[item.slice(0, eq).trim()] = item.slice(eq + 1).trim();
+  }
+  return out;
 }
 
 function splitHostPort(s: string, what: string): { host: string; port: number } {
@@ -117,6 +131,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   }
   const id = identity;
   const node = { id: id.agentId, hostname: id.hostname };
+  const labels = opts.labels ?? id.labels ?? {};
 
   const client: AuthServiceClient = createAuthClient({
     address: opts.authAddress,
@@ -207,7 +222,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     const res = await callUnary(
       client,
       "Heartbeat",
-      { hostname: id.hostname, addresses, labels: opts.labels ?? {}, version: SERVER_VERSION },
+      { hostname: id.hostname, addresses, labels, version: SERVER_VERSION },
       md(),
     );
     // The user CA may rotate: trust what auth publishes now (keep the old set on failure).
