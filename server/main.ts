@@ -16,10 +16,24 @@ program
   .description("run auth and proxy in one process on the embedded default (data in $SVC_DATA_DIR or ./data)")
   .option("-c, --config <file>", "config file (default: <data dir>/svc.yaml, created on the first start)")
   .option("-d, --data-dir <dir>", "data folder (overrides $SVC_DATA_DIR)")
-  .action(async (opts: { config?: string; dataDir?: string }) => {
-    const { runEmbedded } = await import("./embedded/start.ts");
-    await runEmbedded(opts);
-  });
+  .option("--auth-listen <host:port>", "auth gRPC listen address for this run (config: auth.listen_addr)")
+  .option("--proxy-listen <host:port>", "proxy HTTPS listen address for this run (config: proxy.listen_addr)")
+  .option(
+    "--diag-listen <host:port>",
+    "diagnostics listen address for this run (config: auth.diagnostics_addr)",
+  )
+  .action(
+    async (opts: {
+      config?: string;
+      dataDir?: string;
+      authListen?: string;
+      proxyListen?: string;
+      diagListen?: string;
+    }) => {
+      const { runEmbedded } = await import("./embedded/start.ts");
+      await runEmbedded(opts);
+    },
+  );
 
 try {
   await program.parseAsync(process.argv);

@@ -1,0 +1,29 @@
+import { describe, expect, it } from "vitest";
+import { checkConfig, defaultConfig, splitHostPort } from "./config.ts";
+
+describe("config", () => {
+  const good = defaultConfig({ clusterName: "prod-1", publicHost: "svc.example.com" });
+
+  it("fills defaults and round-trips the default config", () => {
+    expect(good.auth.session_ttl).toBe("12h");
+    expect(good.auth.lockout).toEqual({ max_failures: 5, duration: "15m" });
+    expect(good.proxy.oidc_issuer_url).toBe("https://svc.example.com:3080");
+    expect(checkConfig(structuredClone(good))).toEqual(good);
+  });
+
+  it.each([
+    [{ cluster_name: "Bad Name" }, /cluster_name/],
+    [{ auth: { ...good.auth, listen_addr: "no-port" } }, /auth\.listen_addr/],
+    [{ proxy: { ...good.proxy, oidc_issuer_url: "http://plain" } }, /proxy\.oidc_issuer_url/],
+    [{ backend: { type: "mysql", path: "x" } }, /backend/],
+    [{ extra: true }, /extra|additional/i],
+    [{ auth: { ...good.auth, lockout: { max_failures: 0, duration: "1m" } } }, /auth\.lockout\.max_failures/],
+  ])("names the failing field (%#)", (patch, message) => {
+    expect(() => checkConfig({ ...structuredClone(good), ...patch })).toThrow(message);
+  });
+
+  it("splits host:port including bracketed IPv6", () => {
+    expect(splitHostPort("127.0.0.1:3025")).toEqual({ host: "127.0.0.1", port: 3025 });
+    expect(splitHostPort("[::1]:3080")).toEqual({ host: "::1", port: 3080 });
+  });
+});

@@ -1,0 +1,210 @@
+// `svcd start`: auth and proxy in one process on the embedded default — resources from a folder of
+// manifests, state in SQLite, CA keys in the data folder. The same components the Kubernetes
+// deployment runs, wired through the same seams.
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { openBackend } from "../../core/backend/index.ts";
+import { CertificateAuthorities } from "../../core/ca/authorities.ts";
+import { FileCaKeyStore } from "../../core/ca/key-store.ts";
+import { type Clock, systemClock } from "../../core/clock.ts";
+import { parseDuration } from "../../core/duration.ts";
+import { FolderSource } from "../../core/sources/folder.ts";
+import { setPassword } from "../auth/passwords.ts";
+import { type RunningAuthServer, startAuthServer } from "../auth/server.ts";
+import { splitHostPort } from "../config.ts";
+import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
+import { createLogger, type Logger } from "../logger.ts";
+import { proxyConfigFrom } from "../proxy/config.ts";
+import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
+import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
+import { SERVER_VERSION } from "../version.ts";
+import { authKeyMaterial, issueServerIdentity, issueServiceClientIdentity } from "../wiring.ts";
+import { type DataDir, openDataDir, resolveDataRoot } from "./data-dir.ts";
+
+export interface EmbeddedOptions {
+  config?: string;
+  dataDir?: string;
+  /** Runtime overrides (not written to the config file): host:port */
+  authListen?: string;
+  proxyListen?: string;
+  diagListen?: string;
+}
+
+export interface RunningPlatform {
+  data: DataDir;
+  authAddress: string;
+  proxyUrl: string;
+  diagnosticsPort: number | undefined;
+  hostCaPem: string;
+  close(): Promise<void>;
+}
+
+export async function startEmbedded(
+  opts: EmbeddedOptions,
+  deps: { env?: NodeJS.ProcessEnv; clock?: Clock; logger?: Logger } = {},
+): Promise<RunningPlatform> {
+  const env = deps.env ?? process.env;
+  const clock = deps.clock ?? systemClock;
+  const data = await openDataDir({
+    root: opts.dataDir ?? resolveDataRoot(env),
+    ...(opts.config ? { configPath: opts.config } : {}),
+    ...(env.SVC_ADMIN_PASSWORD_FILE ? { adminPasswordFile: env.SVC_ADMIN_PASSWORD_FILE } : {}),
+  });
+  const config = data.config;
+  if (
+    config.backend.type !== "sqlite" ||
+    config.source.type !== "folder" ||
+    config.ca_store.type !== "files"
+  ) {
+    throw new Error(
+      "svcd start runs the embedded default only (sqlite backend, folder source, files CA store)",
+    );
+  }
+  const logger = deps.logger ?? createLogger({ level: config.log_level });
+  const closers: Array<() => Promise<void>> = [];
+  const close = async (): Promise<void> => {
+    for (const c of closers.splice(0).reverse()) {
+      try {
+        await c();
+      } catch (err) {
+        logger.warn({ err }, "error while stopping");
+      }
+    }
+  };
+
+  try {
+    const cas = await CertificateAuthorities.loadOrCreate(new FileCaKeyStore(data.paths.ca), {
+      clusterName: config.cluster_name,
+      trustDomain: config.cluster_name,
+      clock,
+    });
+    // Public material only: lets CLIs and browsers trust the proxy without the CA keys.
+    await writeFile(join(data.root, "host-ca.pem"), cas.hostCa.certPem, { mode: 0o644 });
+
+    // The state file holds password hashes and session digests: created private before SQLite opens it.
+    await writeFile(data.paths.sqlite ?? "", "", { mode: 0o600, flag: "a" });
+    const backend = await openBackend({ type: "sqlite", path: data.paths.sqlite ?? "" }, { clock });
+    closers.push(() => backend.close());
+    const source = new FolderSource({
+      dir: data.paths.manifests,
+      onProblem: (p) => logger.warn({ problem: p }, "manifest problem; the last good version stays in force"),
+    });
+    await source.start();
+    closers.push(() => source.stop());
+
+    if (data.firstAdmin) await setPassword(backend, data.firstAdmin.name, data.firstAdmin.password);
+
+    const authListen = splitHostPort(opts.authListen ?? config.auth.listen_addr);
+    const authTls = await issueServerIdentity(cas, {
+      commonName: "auth",
+      hosts: [authListen.host, splitHostPort(config.auth.advertise_addr ?? config.auth.listen_addr).host],
+      clock,
+    });
+    const auth: RunningAuthServer = await startAuthServer({
+      backend,
+      source,
+      clock,
+      logger: logger.child({ component: "auth" }),
+      keys: authKeyMaterial(cas),
+      cluster: {
+        clusterName: config.cluster_name,
+        serverVersion: SERVER_VERSION,
+        minClientVersion: config.client_tools.min_version,
+        recommendedClientVersion: config.client_tools.recommended_version,
+      },
+      lockout: {
+        maxFailures: config.auth.lockout.max_failures,
+        lockoutMs: parseDuration(config.auth.lockout.duration),
+      },
+      tls: { ...authTls, clientCaPems: [cas.hostCa.certPem] },
+      host: authListen.host,
+      port: authListen.port,
+    });
+    closers.push(() => auth.close());
+
+    const proxyConfig = proxyConfigFrom(
+      opts.proxyListen ? { ...config, proxy: { ...config.proxy, listen_addr: opts.proxyListen } } : config,
+      SERVER_VERSION,
+    );
+    const publicHost = new URL(proxyConfig.publicUrl).hostname;
+    const proxyTls = await issueServerIdentity(cas, { commonName: publicHost, hosts: [publicHost], clock });
+    const proxyClient = await issueServiceClientIdentity(cas, {
+      role: "proxy",
+      name: config.cluster_name,
+      clock,
+    });
+    const authApi = new GrpcAuthApi({
+      address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
+      caPems: [cas.hostCa.certPem],
+      certPem: proxyClient.certPem,
+      keyPem: proxyClient.keyPem,
+      serverName: "localhost",
+    });
+    closers.push(async () => authApi.close());
+    const proxy: ProxyServer = await startProxyServer({
+      config: proxyConfig,
+      tls: proxyTls,
+      authApi,
+      logger: logger.child({ component: "proxy" }),
+      ready: () => source.synced(),
+      resources: source,
+    });
+    closers.push(() => proxy.close());
+
+    let diagnostics: Diagnostics | undefined;
+    const diagAddr = opts.diagListen ?? config.auth.diagnostics_addr;
+    if (diagAddr) {
+      const d = splitHostPort(diagAddr);
+      diagnostics = await startDiagnostics(createMetricsRegistry("svcd"), d.host, d.port);
+      const running = diagnostics;
+      closers.push(() => running.close());
+    }
+
+    return {
+      data,
+      authAddress: `${authListen.host}:${auth.port}`,
+      proxyUrl: proxy.url,
+      diagnosticsPort: diagnostics?.port,
+      hostCaPem: cas.hostCa.certPem,
+      close,
+    };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+/** Runs until SIGTERM/SIGINT, then drains and exits cleanly. */
+export async function runEmbedded(opts: EmbeddedOptions): Promise<void> {
+  const platform = await startEmbedded(opts);
+  const { data } = platform;
+  const publicAddr = data.config.proxy.public_addr;
+  const lines = [
+    `svc is running (cluster "${data.config.cluster_name}", data in ${data.root})`,
+    `  proxy: https://${publicAddr}  (listening on ${platform.proxyUrl})`,
+    `  auth:  ${platform.authAddress} (gRPC, TLS 1.3)`,
+    `  trust the proxy with the host CA in ${join(data.root, "host-ca.pem")}`,
+  ];
+  if (data.firstAdmin?.generated) {
+    lines.push(
+      "",
+      `First start: log in as "${data.firstAdmin.name}" with this one-time secret (shown only now):`,
+      `  ${data.firstAdmin.password}`,
+      `  svc login --proxy ${publicAddr} --user ${data.firstAdmin.name}`,
+    );
+  } else if (data.firstAdmin) {
+    lines.push("", `First start: "${data.firstAdmin.name}" has the password from SVC_ADMIN_PASSWORD_FILE.`);
+  }
+  process.stdout.write(`${lines.join("\n")}\n`);
+
+  await new Promise<void>((resolve) => {
+    const stop = (): void => {
+      process.off("SIGTERM", stop);
+      process.off("SIGINT", stop);
+      resolve();
+    };
+    process.on("SIGTERM", stop);
+    process.on("SIGINT", stop);
+  });
+  await platform.close();
+}
