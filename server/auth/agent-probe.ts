@@ -27,6 +27,7 @@ export interface AgentlessProbeDeps {
   timeoutMs?: number;
 }
 
+const PROBE_CONCURRENCY = 16;
 const hostCertAlgorithms = [...HOST_CERT_ALGORITHMS] as string[] as ServerHostKeyAlgorithm[];
 
 /** Resolves true when `address` presents a valid host certificate for `reg`'s key. */
@@ -96,28 +97,42 @@ export class AgentlessProbe {
     const d = this.#d;
     const caKeys = await d.hostCaKeys();
     const regs = (await listAgentRegistrations(d.backend)).filter((r) => r.agentless);
-    return Promise.all(
-      regs.map(async (reg) => {
-        let online = false;
-        for (const address of reg.addresses) {
-          online = await probeSshHost(reg, address, {
-            caKeys,
-            clock: d.clock,
-            timeoutMs: d.timeoutMs ?? 10_000,
-          }).catch(() => false);
-          if (online) break;
-        }
-        if (online) {
-          await this.#nodes.heartbeat(reg.id, {
-            hostname: reg.hostname,
-            addresses: reg.addresses,
-            labels: reg.labels,
-            version: "agentless",
-          });
-        }
-        return { id: reg.id, online };
-      }),
-    );
+    // A bounded number of dials at a time, however many nodes there are.
+    const results: Array<{ id: string; online: boolean }> = [];
+    let next = 0;
+    const worker = async (): Promise<void> => {
+      while (next < regs.length) {
+        const reg = regs[next++] as AgentRegistration;
+        results.push(await this.#probeNode(reg, caKeys));
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(PROBE_CONCURRENCY, regs.length) }, worker));
+    return results;
+  }
+
+  async #probeNode(
+    reg: AgentRegistration,
+    caKeys: readonly string[],
+  ): Promise<{ id: string; online: boolean }> {
+    const d = this.#d;
+    let online = false;
+    for (const address of reg.addresses) {
+      online = await probeSshHost(reg, address, {
+        caKeys,
+        clock: d.clock,
+        timeoutMs: d.timeoutMs ?? 10_000,
+      }).catch(() => false);
+      if (online) break;
+    }
+    if (online) {
+      await this.#nodes.heartbeat(reg.id, {
+        hostname: reg.hostname,
+        addresses: reg.addresses,
+        labels: reg.labels,
+        version: "agentless",
+      });
+    }
+    return { id: reg.id, online };
   }
 
   /** Probes now and then every interval until stop(). */
