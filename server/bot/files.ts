@@ -1,0 +1,116 @@
+// The bot's folder: what it needs to renew (one JSON file, 0600: the renewal credential and the
+// current TLS key and certificate, replaced in ONE rename so they never disagree) and the outputs
+// other programs read (SSH key + certificate, X.509 key + certificate + CA bundle, known_hosts),
+// each replaced atomically (temp file + rename).
+import { randomBytes } from "node:crypto";
+import { chmod, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
+import { knownHostsCertAuthority } from "../../core/certs/key-ids.ts";
+import { writeSshIdentity } from "../../core/certs/ssh-key-files.ts";
+import { BadParameterError } from "../../core/errors.ts";
+
+export const STATE_FILE = ".bot-state.json";
+export const OUTPUT_FILES = {
+  sshKey: "ssh_key",
+  sshCert: "ssh_key-cert.pub",
+  tlsKey: "tls.key",
+  tlsCert: "tls.crt",
+  caBundle: "ca.pem",
+  knownHosts: "known_hosts",
+} as const;
+
+/** Everything the bot needs to renew; holds secrets: 0600, never logged. */
+export interface BotStateFile {
+  version: 1;
+  name: string;
+  generation: number;
+  renewalToken: string;
+  tlsKeyPem: string;
+  tlsCertificatePem: string;
+  hostCaPems: string[];
+  /** local time the credentials arrived, and what auth said about them */
+  issuedAtMs: number;
+  expiresAtMs: number;
+  renewAfterMs: number;
+}
+
+export interface BotOutputs {
+  sshPrivateOpenSsh: string;
+  sshPublicLine: string;
+  /** empty when the bot's roles grant no logins */
+  sshCertificate: string;
+  tlsKeyPem: string;
+  tlsCertificatePem: string;
+  hostCaPems: string[];
+  hostCaSshPublicKeys: string[];
+}
+
+export async function writeAtomic(path: string, data: string, mode: number): Promise<void> {
+  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
+  const fh = await open(tmp, "wx", mode);
+  try {
+    await fh.writeFile(data);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  try {
+    await rename(tmp, path);
+  } catch (err) {
+    await unlink(tmp).catch(() => {});
+    throw err;
+  }
+}
+
+export async function prepareFolder(dir: string): Promise<void> {
+  await mkdir(dir, { recursive: true, mode: 0o700 });
+  await chmod(dir, 0o700);
+}
+
+export async function readState(dir: string): Promise<BotStateFile | undefined> {
+  let text: string;
+  try {
+    text = await readFile(join(dir, STATE_FILE), "utf8");
+  } catch (err) {
+    if ((err as { code?: unknown }).code === "ENOENT") return undefined;
+    throw err;
+  }
+  let v: Partial<BotStateFile>;
+  try {
+    v = JSON.parse(text) as Partial<BotStateFile>;
+  } catch {
+    throw new BadParameterError(`${STATE_FILE} is damaged: remove the folder and bootstrap with a new token`);
+  }
+  if (
+    v.version !== 1 ||
+    typeof v.name !== "string" ||
+    typeof v.renewalToken !== "string" ||
+    typeof v.tlsKeyPem !== "string" ||
+    typeof v.tlsCertificatePem !== "string" ||
+    !Array.isArray(v.hostCaPems) ||
+    typeof v.generation !== "number"
+  )
+    throw new BadParameterError(`${STATE_FILE} is damaged: remove the folder and bootstrap with a new token`);
+  return v as BotStateFile;
+}
+
+export async function writeState(dir: string, state: BotStateFile): Promise<void> {
+  await writeAtomic(join(dir, STATE_FILE), JSON.stringify(state), 0o600);
+}
+
+/** Writes the outputs; the TLS key before its certificate, like the SSH identity. */
+export async function writeOutputs(dir: string, o: BotOutputs): Promise<void> {
+  await writeSshIdentity(join(dir, OUTPUT_FILES.sshKey), {
+    privateOpenSsh: o.sshPrivateOpenSsh,
+    publicLine: o.sshPublicLine,
+    ...(o.sshCertificate ? { certificateLine: o.sshCertificate } : {}),
+  });
+  await writeAtomic(join(dir, OUTPUT_FILES.tlsKey), o.tlsKeyPem, 0o600);
+  await writeAtomic(join(dir, OUTPUT_FILES.tlsCert), o.tlsCertificatePem, 0o644);
+  await writeAtomic(join(dir, OUTPUT_FILES.caBundle), o.hostCaPems.join(""), 0o644);
+  await writeAtomic(
+    join(dir, OUTPUT_FILES.knownHosts),
+    o.hostCaSshPublicKeys.map((k) => `${knownHostsCertAuthority("*", k)}\n`).join(""),
+    0o644,
+  );
+}

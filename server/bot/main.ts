@@ -1,0 +1,233 @@
+// `svcd bot`: redeems a bootstrap token once (BootstrapAgentIdentity), then keeps its credentials
+// fresh (RenewAgentIdentity) at a fraction of their lifetime, a little earlier by a random jitter,
+// with capped exponential backoff while auth cannot be reached. Every renewal rotates both keys.
+// The state needed to renew is saved BEFORE the outputs, in one atomic rename: auth has already
+// moved to the new generation, so losing the new renewal credential would strand the bot.
+// A refusal that retrying cannot fix (locked, unknown credential, lost race) ends the run.
+
+import { generateSshKeyPair } from "../../core/certs/ssh-keys.ts";
+import { generateEcdsaP256, privateKeyToPem } from "../../core/certs/x509.ts";
+import { type Clock, systemClock } from "../../core/clock.ts";
+import { BadParameterError, isSvcError, type SvcError } from "../../core/errors.ts";
+import { backoffDelayMs, renewalDelayMs } from "../../core/identity/schedule.ts";
+import type { AgentIdentityCredentials__Output } from "../../proto/generated/svc/v1/AgentIdentityCredentials.ts";
+import { agentMetadata, callUnary, createAuthClient } from "../auth/client.ts";
+import { type BotStateFile, prepareFolder, readState, writeOutputs, writeState } from "./files.ts";
+
+/** The part of a pino logger the bot uses. */
+export interface BotLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface BotOptions {
+  /** "host:port" of auth */
+  authAddress: string;
+  /** host CA certificate(s), PEM: verify auth's server certificate before the first credentials */
+  hostCaPems: readonly string[];
+  /** TLS name in auth's certificate when it differs from the address host */
+  serverName?: string;
+  /** bootstrap token "<name>.<secret>"; not needed when the folder already holds a bot */
+  token?: string;
+  /** output folder (created 0700) */
+  outDir: string;
+  logger: BotLogger;
+  clock?: Clock;
+  /** stops the bot (resolves runBot) */
+  signal?: AbortSignal;
+  /** random share taken off the renewal point; default 0.1 */
+  jitter?: number;
+  /** retry delays while auth is unreachable; default 1 s doubling up to 60 s */
+  backoff?: { baseMs?: number; maxMs?: number };
+  /** per-call deadline; default 15 s */
+  callTimeoutMs?: number;
+  /** called after every bootstrap/renewal has been written (observability, tests) */
+  onCredentials?: (c: { generation: number; expiresAtMs: number }) => void;
+}
+
+/** Refusals that a retry cannot fix. */
+const PERMANENT = new Set([
+  "access_denied",
+  "not_authenticated",
+  "bad_parameter",
+  "compare_failed",
+  "not_found",
+]);
+
+function permanent(err: unknown): err is SvcError {
+  return isSvcError(err) && PERMANENT.has(err.code);
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener("abort", done);
+      resolve();
+    }
+    signal?.addEventListener("abort", done, { once: true });
+  });
+}
+
+interface FreshKeys {
+  ssh: ReturnType<typeof generateSshKeyPair>;
+  tlsKeyPem: string;
+  tlsPublicPem: string;
+}
+
+function freshKeys(name: string): FreshKeys {
+  const ssh = generateSshKeyPair("ed25519", { comment: `bot:${name}` });
+  const tls = generateEcdsaP256();
+  return {
+    ssh,
+    tlsKeyPem: privateKeyToPem(tls.privateKey),
+    tlsPublicPem: tls.publicKey.export({ format: "pem", type: "spki" }).toString(),
+  };
+}
+
+class Bot {
+  readonly #o: BotOptions;
+  readonly #clock: Clock;
+
+  constructor(o: BotOptions) {
+    this.#o = o;
+    this.#clock = o.clock ?? systemClock;
+  }
+
+  #client(tls?: { certPem: string; keyPem: string }, caPems: readonly string[] = this.#o.hostCaPems) {
+    return createAuthClient({
+      address: this.#o.authAddress,
+      caPems,
+      ...(this.#o.serverName ? { serverName: this.#o.serverName } : {}),
+      ...(tls ?? {}),
+    });
+  }
+
+  #deadline() {
+    return { deadline: Date.now() + (this.#o.callTimeoutMs ?? 15_000) };
+  }
+
+  async #save(creds: AgentIdentityCredentials__Output, keys: FreshKeys): Promise<BotStateFile> {
+    const state: BotStateFile = {
+      version: 1,
+      name: creds.name,
+      generation: creds.generation,
+      renewalToken: creds.renewal_token,
+      tlsKeyPem: keys.tlsKeyPem,
+      tlsCertificatePem: creds.tls_certificate_pem,
+      hostCaPems: creds.host_ca_pems.length > 0 ? creds.host_ca_pems : [...this.#o.hostCaPems],
+      issuedAtMs: this.#clock.now().getTime(),
+      expiresAtMs: creds.expires_unix_ms,
+      renewAfterMs: creds.renew_after_unix_ms,
+    };
+    await writeState(this.#o.outDir, state);
+    await writeOutputs(this.#o.outDir, {
+      sshPrivateOpenSsh: keys.ssh.privateOpenSsh,
+      sshPublicLine: keys.ssh.publicLine,
+      sshCertificate: creds.ssh_certificate,
+      tlsKeyPem: keys.tlsKeyPem,
+      tlsCertificatePem: creds.tls_certificate_pem,
+      hostCaPems: state.hostCaPems,
+      hostCaSshPublicKeys: creds.host_ca_ssh_public_keys,
+    });
+    this.#o.onCredentials?.({ generation: state.generation, expiresAtMs: state.expiresAtMs });
+    return state;
+  }
+
+  async bootstrap(): Promise<BotStateFile> {
+    const token = this.#o.token;
+    if (!token)
+      throw new BadParameterError("no bot credentials in the folder yet: a bootstrap token is required");
+    const keys = freshKeys("bootstrap");
+    const client = this.#client();
+    try {
+      const creds = await callUnary(
+        client,
+        "BootstrapAgentIdentity",
+        { token, ssh_public_key: keys.ssh.publicLine, tls_public_key_pem: keys.tlsPublicPem },
+        undefined,
+        this.#deadline(),
+      );
+      const state = await this.#save(creds, keys);
+      this.#o.logger.info({ bot: state.name, generation: state.generation }, "bot bootstrapped");
+      return state;
+    } finally {
+      client.close();
+    }
+  }
+
+  async renew(state: BotStateFile): Promise<BotStateFile> {
+    const keys = freshKeys(state.name);
+    const client = this.#client(
+      { certPem: state.tlsCertificatePem, keyPem: state.tlsKeyPem },
+      state.hostCaPems,
+    );
+    try {
+      const creds = await callUnary(
+        client,
+        "RenewAgentIdentity",
+        {
+          name: state.name,
+          renewal_token: state.renewalToken,
+          generation: state.generation,
+          ssh_public_key: keys.ssh.publicLine,
+          tls_public_key_pem: keys.tlsPublicPem,
+        },
+        agentMetadata(state.name),
+        this.#deadline(),
+      );
+      const next = await this.#save(creds, keys);
+      this.#o.logger.info({ bot: next.name, generation: next.generation }, "bot credentials renewed");
+      return next;
+    } finally {
+      client.close();
+    }
+  }
+
+  /** Retries `fn` with capped backoff until it succeeds, fails permanently, or the bot stops. */
+  async retrying<T>(what: string, fn: () => Promise<T>): Promise<T | undefined> {
+    const signal = this.#o.signal;
+    for (let attempt = 0; !signal?.aborted; attempt++) {
+      try {
+        return await fn();
+      } catch (err) {
+        if (permanent(err) || !isSvcError(err)) throw err;
+        const delay = backoffDelayMs(attempt, this.#o.backoff ?? {});
+        this.#o.logger.warn({ err: err.message, attempt, retryInMs: delay }, `${what} failed; retrying`);
+        await sleep(delay, signal);
+      }
+    }
+    return undefined;
+  }
+
+  async run(): Promise<void> {
+    const signal = this.#o.signal;
+    await prepareFolder(this.#o.outDir);
+    let state =
+      (await readState(this.#o.outDir)) ?? (await this.retrying("bootstrap", () => this.bootstrap()));
+    while (state && !signal?.aborted) {
+      const life = Math.max(1, state.expiresAtMs - state.issuedAtMs);
+      const delay = renewalDelayMs({
+        issuedAtMs: state.issuedAtMs,
+        expiresAtMs: state.expiresAtMs,
+        nowMs: this.#clock.now().getTime(),
+        fraction: (state.renewAfterMs - state.issuedAtMs) / life,
+        jitter: this.#o.jitter ?? 0.1,
+      });
+      await sleep(delay, signal);
+      if (signal?.aborted) break;
+      const current: BotStateFile = state;
+      state = await this.retrying("renewal", () => this.renew(current));
+    }
+  }
+}
+
+/** Runs the bot until `signal` aborts; rejects on a refusal that retrying cannot fix. */
+export async function runBot(opts: BotOptions): Promise<void> {
+  if (opts.hostCaPems.length === 0)
+    throw new BadParameterError("the host CA certificate of auth is required");
+  await new Bot(opts).run();
+}
