@@ -27,8 +27,13 @@ const READY_COLUMN: PrinterColumn = {
 };
 
 /**
- * apiextensions.k8s.io/v1 refuses `additionalProperties: false` next to `properties` ("mutual
- * exclusive"); pruning already drops unknown fields, and strict field validation reports them.
+ * Two adjustments the apiserver needs:
+ * - apiextensions.k8s.io/v1 refuses `additionalProperties: false` next to `properties` ("mutual
+ *   exclusive"); pruning already drops unknown fields, and strict field validation reports them.
+ * - CEL rules on an untyped node (`x-kubernetes-preserve-unknown-fields` without `type`, e.g. a
+ *   node-label value that is a string or a list) are refused ("unable to convert structural schema
+ *   to CEL declarations"): CEL only sees typed data. Such rules are dropped from the CRD; the
+ *   resource source still checks those spots with validateResource and reports bad objects.
  */
 function forApiserver(node: JsonValue): JsonValue {
   if (Array.isArray(node)) return node.map(forApiserver);
@@ -37,6 +42,7 @@ function forApiserver(node: JsonValue): JsonValue {
   const isMap = typeof node["additionalProperties"] === "object";
   for (const [key, value] of Object.entries(node)) {
     if (key === "additionalProperties" && value === false) continue;
+    if (key === "x-kubernetes-validations" && node["type"] === undefined) continue;
     // A map (`additionalProperties: {schema}`) must not carry `properties`, even empty ones.
     if (key === "properties" && isMap && value !== null && Object.keys(value).length === 0) continue;
     out[key] = forApiserver(value);

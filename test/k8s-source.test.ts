@@ -2,6 +2,7 @@
 // operator's identity with only the RBAC below, so a missing permission fails a test. Changes are
 // made with the real kubectl, as a user would.
 import { resolve } from "node:path";
+import { CustomObjectsApi } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SecretCaKeyStore } from "../core/ca/secret-store.ts";
 import { BadParameterError, NotFoundError, PreconditionFailedError, type SvcError } from "../core/errors.ts";
@@ -129,7 +130,7 @@ describe("KubernetesSource on a real kube-apiserver", () => {
     const t0 = Date.now();
     const applied = await admin(
       ["apply", "-f", "-"],
-      toYaml(role("ops", { allow: { logins: ["ops"], node_labels: { env: "prod" } } })),
+      toYaml(role("ops", { allow: { logins: ["ops"], node_labels: { env: "prod" } }, options: {} })),
     );
     expect(applied.stderr).toBe("");
     const tKubectl = Date.now();
@@ -156,6 +157,34 @@ describe("KubernetesSource on a real kube-apiserver", () => {
     expect((await admin(["delete", "roles.svc.dev", "ops"])).code).toBe(0);
     await eventually("delete of Role ops", () => findEvent("delete", "Role", "ops", t2));
     expect(src().get("Role", "ops")).toBeUndefined();
+  });
+
+  it("measures propagation without kubectl's start-up: API create -> cache event", async () => {
+    const api = loadKubeConfig(k().adminKubeconfig).makeApiClient(CustomObjectsApi);
+    const delays: number[] = [];
+    for (let i = 0; i < 10; i++) {
+      const name = `lat-${i}`;
+      const t0 = Date.now();
+      await api.createNamespacedCustomObject({
+        group: "svc.dev",
+        version: "v1",
+        namespace: NS,
+        plural: "roles",
+        body: role(name, { allow: { logins: ["x"] } }),
+      });
+      const added = await eventually(`add of ${name}`, () => findEvent("add", "Role", name, t0));
+      delays.push(added.at - t0);
+    }
+    delays.sort((a, b) => a - b);
+    console.log(
+      `propagation API create -> source cache over ${delays.length} creates: ` +
+        `p50 ${delays[Math.floor(delays.length / 2)]} ms, max ${delays.at(-1)} ms`,
+    );
+    expect(
+      src()
+        .list("Role")
+        .filter((r) => r.metadata.name.startsWith("lat-")),
+    ).toHaveLength(10);
   });
 
   it("reports an object that passes the CRD schema but fails semanticProblems, and keeps it out", async () => {

@@ -73,7 +73,10 @@ interface KindState {
   informer: ListWatch<RawObject> | undefined;
   /** Bumped for every informer instance; events of an older instance are ignored. */
   generation: number;
+  /** Some informer of this kind has listed once (for synced()). */
   listed: boolean;
+  /** The current informer has listed: its own cache is complete enough to resync from. */
+  informerListed: boolean;
   failures: number;
   retry: NodeJS.Timeout | undefined;
   /** Last processed resourceVersion per name (valid or not). */
@@ -144,6 +147,7 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
       informer: undefined,
       generation: 0,
       listed: false,
+      informerListed: false,
       failures: 0,
       retry: undefined,
       seen: new Map(),
@@ -222,7 +226,8 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
   /** Replays every kind's informer objects through validation now (also runs on a timer). */
   resync(): void {
     for (const state of this.#states) {
-      if (state.informer && state.listed) this.#snapshot(state, [...state.informer.list()], true);
+      // A fresh informer that has not listed yet holds nothing: replaying it would empty the cache.
+      if (state.informer && state.informerListed) this.#snapshot(state, [...state.informer.list()], true);
     }
   }
 
@@ -312,6 +317,7 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
   #launch(state: KindState): void {
     if (!this.#running) return;
     const generation = ++state.generation;
+    state.informerListed = false;
     const current = () => this.#running && state.generation === generation;
     const listFn = async (): Promise<KubernetesListObject<RawObject>> => {
       const list = (await this.#api.listNamespacedCustomObject({
@@ -325,6 +331,11 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
       state.failures = 0;
       this.#snapshot(state, list.items ?? [], false);
       this.#markListed(state);
+      // The informer fills its own cache from this list right after we return; resync may use it
+      // from the next tick on.
+      setImmediate(() => {
+        if (current()) state.informerListed = true;
+      });
       return list;
     };
     // The informer makeInformer() builds, plus a delay hook: client-node waits up to 30 s before
