@@ -1,0 +1,163 @@
+// What the terminal and the recording playback ask auth, beyond the web API's AuthApi: a
+// short-lived user certificate for an ephemeral key (IssueUserCerts with the user's session) and a
+// recording's content (GetRecording). Auth makes every access decision; the proxy only forwards
+// the caller's session.
+import type { ClientReadableStream } from "@grpc/grpc-js";
+import { UnavailableError } from "../../core/errors.ts";
+import type { GetRecordingResponse__Output } from "../../proto/generated/svc/v1/GetRecordingResponse.ts";
+import {
+  type AuthServiceClient,
+  callUnary,
+  createAuthClient,
+  fromGrpcError,
+  userMetadata,
+} from "../auth/client.ts";
+import type { RecordingInfo } from "./auth-client.ts";
+
+export interface UserCertificate {
+  /** OpenSSH certificate line for the public key that was sent */
+  certificate: string;
+  /** logins the certificate is valid for */
+  principals: string[];
+  /** host CA public keys (OpenSSH lines) to verify nodes with */
+  hostCaKeys: string[];
+  validBefore: Date;
+}
+
+export interface RecordingDownload {
+  info: RecordingInfo;
+  /** the recording's bytes, in order; throws a typed error if the stream fails midway */
+  body: AsyncIterable<Buffer>;
+}
+
+export interface TerminalAuthApi {
+  issueUserCertificate(
+    sessionId: string,
+    publicKeyLine: string,
+    ttlSeconds: number,
+  ): Promise<UserCertificate>;
+  /** Resolves once auth sent the recording's metadata (so "not found" is known before any byte). */
+  getRecording(sessionId: string, id: string): Promise<RecordingDownload>;
+  close(): void;
+}
+
+export interface GrpcTerminalAuthOptions {
+  address: string;
+  caPems: readonly string[];
+  certPem: string;
+  keyPem: string;
+  serverName?: string;
+  timeoutMs?: number;
+}
+
+export class GrpcTerminalAuthApi implements TerminalAuthApi {
+  readonly #client: AuthServiceClient;
+  readonly #timeoutMs: number;
+
+  constructor(opts: GrpcTerminalAuthOptions) {
+    this.#client = createAuthClient({
+      address: opts.address,
+      caPems: [...opts.caPems],
+      certPem: opts.certPem,
+      keyPem: opts.keyPem,
+      ...(opts.serverName ? { serverName: opts.serverName } : {}),
+    });
+    this.#timeoutMs = opts.timeoutMs ?? 10_000;
+  }
+
+  async issueUserCertificate(
+    sessionId: string,
+    publicKeyLine: string,
+    ttlSeconds: number,
+  ): Promise<UserCertificate> {
+    const res = await callUnary(
+      this.#client,
+      "IssueUserCerts",
+      { ssh_public_key: publicKeyLine, ttl_seconds: ttlSeconds },
+      userMetadata(sessionId),
+      { deadline: Date.now() + this.#timeoutMs },
+    );
+    if (!res.ssh_certificate) throw new UnavailableError("auth issued no certificate");
+    return {
+      certificate: res.ssh_certificate,
+      principals: res.principals ?? [],
+      hostCaKeys: res.host_ca_ssh_public_keys ?? [],
+      validBefore: new Date(Number(res.valid_before_unix_ms ?? 0)),
+    };
+  }
+
+  async getRecording(sessionId: string, id: string): Promise<RecordingDownload> {
+    // No deadline on the stream itself (a long recording may take a while); the first message has one.
+    const call: ClientReadableStream<GetRecordingResponse__Output> = this.#client.GetRecording(
+      { id },
+      userMetadata(sessionId),
+    );
+    const messages = call[Symbol.asyncIterator]() as AsyncIterator<GetRecordingResponse__Output>;
+    const first = await withTimeout(messages.next(), this.#timeoutMs, () => call.cancel()).catch(
+      (err: unknown) => {
+        throw mapStreamError(err);
+      },
+    );
+    const meta = first.done ? undefined : first.value.metadata;
+    if (!meta) {
+      call.cancel();
+      throw new UnavailableError("auth sent a recording without metadata");
+    }
+    const info: RecordingInfo = {
+      id: meta.id,
+      user: meta.user_name,
+      protocol: meta.protocol,
+      node: meta.node,
+      login: meta.login,
+      start: new Date(Number(meta.start_unix_ms)),
+      ...(Number(meta.end_unix_ms) > 0 ? { end: new Date(Number(meta.end_unix_ms)) } : {}),
+      sizeBytes: Number(meta.size_bytes),
+      format: meta.format,
+    };
+    async function* body(): AsyncGenerator<Buffer> {
+      try {
+        for (;;) {
+          const next = await messages.next();
+          if (next.done) return;
+          if (next.value.chunk) yield next.value.chunk;
+        }
+      } catch (err) {
+        throw mapStreamError(err);
+      } finally {
+        call.cancel();
+      }
+    }
+    return { info, body: body() };
+  }
+
+  close(): void {
+    this.#client.close();
+  }
+}
+
+function mapStreamError(err: unknown): Error {
+  const e = err as { code?: unknown; details?: unknown };
+  if (typeof e?.code === "number" && typeof e.details === "string") {
+    return fromGrpcError(err as Parameters<typeof fromGrpcError>[0]);
+  }
+  return err instanceof Error ? err : new UnavailableError("recording stream failed");
+}
+
+function withTimeout<T>(p: Promise<T>, ms: number, onTimeout: () => void): Promise<T> {
+  return new Promise<T>((resolve, reject) => {
+    const timer = setTimeout(() => {
+      onTimeout();
+      reject(new UnavailableError("auth did not answer in time"));
+    }, ms);
+    p.then(
+      (v) => {
+        clearTimeout(timer);
+        resolve(v);
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        reject(err);
+      },
+    );
+  });
+}

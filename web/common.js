@@ -1,0 +1,50 @@
+// Shared by the pages: calls to the web API with the session cookie (and the CSRF token on
+// state-changing requests), and the way back to the login page when the session is gone.
+
+/** The svc_csrf cookie (readable by design: it is derived from, not equal to, the session id). */
+export function csrfToken() {
+  const m = /(?:^|;\s*)svc_csrf=([^;]+)/.exec(document.cookie);
+  return m ? decodeURIComponent(m[1]) : "";
+}
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+export async function api(path, { method = "GET", body } = {}) {
+  const headers = {};
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (method !== "GET" && method !== "HEAD") headers["x-csrf-token"] = csrfToken();
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  if (res.ok) return res;
+  let code = "internal";
+  let message = `HTTP ${res.status}`;
+  try {
+    const j = await res.json();
+    code = j?.error?.code ?? code;
+    message = j?.error?.message ?? message;
+  } catch {
+    // not JSON: keep the status line
+  }
+  throw new ApiError(res.status, code, message);
+}
+
+/** Sends the browser to the login page, coming back here afterwards. */
+export function toLogin() {
+  const next = location.pathname + location.search;
+  location.assign(`/web/login?next=${encodeURIComponent(next)}`);
+}
+
+export function setStatus(el, state, text) {
+  el.dataset.state = state;
+  el.textContent = text;
+}
