@@ -43,6 +43,13 @@ const EXPECTED: Record<string, string> = {
   ListAgentIdentities: "admin (agent_identities/list)",
   DeleteAgentIdentity: "admin (agent_identities/delete)",
   IssueWorkloadSVID: "bot",
+  CreateUser: "admin (users/create)",
+  DeleteUser: "admin (users/delete)",
+  CreatePasswordReset: "admin (users/update)",
+  ResetPassword: "unauthenticated",
+  CreateJoinToken: "admin (tokens/create)",
+  ListJoinTokens: "admin (tokens/list)",
+  DeleteJoinToken: "admin (tokens/delete)",
 };
 
 type CallerName = "anonymous" | "user" | "admin" | "agent" | "bot";

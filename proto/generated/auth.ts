@@ -58,6 +58,26 @@ import type {
   CreateAgentIdentityResponse__Output as _svc_v1_CreateAgentIdentityResponse__Output,
 } from "./svc/v1/CreateAgentIdentityResponse.ts";
 import type {
+  CreateJoinTokenRequest as _svc_v1_CreateJoinTokenRequest,
+  CreateJoinTokenRequest__Output as _svc_v1_CreateJoinTokenRequest__Output,
+} from "./svc/v1/CreateJoinTokenRequest.ts";
+import type {
+  CreateJoinTokenResponse as _svc_v1_CreateJoinTokenResponse,
+  CreateJoinTokenResponse__Output as _svc_v1_CreateJoinTokenResponse__Output,
+} from "./svc/v1/CreateJoinTokenResponse.ts";
+import type {
+  CreatePasswordResetRequest as _svc_v1_CreatePasswordResetRequest,
+  CreatePasswordResetRequest__Output as _svc_v1_CreatePasswordResetRequest__Output,
+} from "./svc/v1/CreatePasswordResetRequest.ts";
+import type {
+  CreateUserRequest as _svc_v1_CreateUserRequest,
+  CreateUserRequest__Output as _svc_v1_CreateUserRequest__Output,
+} from "./svc/v1/CreateUserRequest.ts";
+import type {
+  CreateUserResponse as _svc_v1_CreateUserResponse,
+  CreateUserResponse__Output as _svc_v1_CreateUserResponse__Output,
+} from "./svc/v1/CreateUserResponse.ts";
+import type {
   DeleteAgentIdentityRequest as _svc_v1_DeleteAgentIdentityRequest,
   DeleteAgentIdentityRequest__Output as _svc_v1_DeleteAgentIdentityRequest__Output,
 } from "./svc/v1/DeleteAgentIdentityRequest.ts";
@@ -66,6 +86,14 @@ import type {
   DeleteAgentIdentityResponse__Output as _svc_v1_DeleteAgentIdentityResponse__Output,
 } from "./svc/v1/DeleteAgentIdentityResponse.ts";
 import type {
+  DeleteJoinTokenRequest as _svc_v1_DeleteJoinTokenRequest,
+  DeleteJoinTokenRequest__Output as _svc_v1_DeleteJoinTokenRequest__Output,
+} from "./svc/v1/DeleteJoinTokenRequest.ts";
+import type {
+  DeleteJoinTokenResponse as _svc_v1_DeleteJoinTokenResponse,
+  DeleteJoinTokenResponse__Output as _svc_v1_DeleteJoinTokenResponse__Output,
+} from "./svc/v1/DeleteJoinTokenResponse.ts";
+import type {
   DeleteSessionRequest as _svc_v1_DeleteSessionRequest,
   DeleteSessionRequest__Output as _svc_v1_DeleteSessionRequest__Output,
 } from "./svc/v1/DeleteSessionRequest.ts";
@@ -73,6 +101,14 @@ import type {
   DeleteSessionResponse as _svc_v1_DeleteSessionResponse,
   DeleteSessionResponse__Output as _svc_v1_DeleteSessionResponse__Output,
 } from "./svc/v1/DeleteSessionResponse.ts";
+import type {
+  DeleteUserRequest as _svc_v1_DeleteUserRequest,
+  DeleteUserRequest__Output as _svc_v1_DeleteUserRequest__Output,
+} from "./svc/v1/DeleteUserRequest.ts";
+import type {
+  DeleteUserResponse as _svc_v1_DeleteUserResponse,
+  DeleteUserResponse__Output as _svc_v1_DeleteUserResponse__Output,
+} from "./svc/v1/DeleteUserResponse.ts";
 import type {
   DeleteWebAuthnDeviceRequest as _svc_v1_DeleteWebAuthnDeviceRequest,
   DeleteWebAuthnDeviceRequest__Output as _svc_v1_DeleteWebAuthnDeviceRequest__Output,
@@ -138,6 +174,10 @@ import type {
   IssueWorkloadSVIDResponse__Output as _svc_v1_IssueWorkloadSVIDResponse__Output,
 } from "./svc/v1/IssueWorkloadSVIDResponse.ts";
 import type {
+  JoinTokenInfo as _svc_v1_JoinTokenInfo,
+  JoinTokenInfo__Output as _svc_v1_JoinTokenInfo__Output,
+} from "./svc/v1/JoinTokenInfo.ts";
+import type {
   ListAgentIdentitiesRequest as _svc_v1_ListAgentIdentitiesRequest,
   ListAgentIdentitiesRequest__Output as _svc_v1_ListAgentIdentitiesRequest__Output,
 } from "./svc/v1/ListAgentIdentitiesRequest.ts";
@@ -145,6 +185,14 @@ import type {
   ListAgentIdentitiesResponse as _svc_v1_ListAgentIdentitiesResponse,
   ListAgentIdentitiesResponse__Output as _svc_v1_ListAgentIdentitiesResponse__Output,
 } from "./svc/v1/ListAgentIdentitiesResponse.ts";
+import type {
+  ListJoinTokensRequest as _svc_v1_ListJoinTokensRequest,
+  ListJoinTokensRequest__Output as _svc_v1_ListJoinTokensRequest__Output,
+} from "./svc/v1/ListJoinTokensRequest.ts";
+import type {
+  ListJoinTokensResponse as _svc_v1_ListJoinTokensResponse,
+  ListJoinTokensResponse__Output as _svc_v1_ListJoinTokensResponse__Output,
+} from "./svc/v1/ListJoinTokensResponse.ts";
 import type {
   ListNodesRequest as _svc_v1_ListNodesRequest,
   ListNodesRequest__Output as _svc_v1_ListNodesRequest__Output,
@@ -191,6 +239,10 @@ import type {
 } from "./svc/v1/MfaRequired.ts";
 import type { Node as _svc_v1_Node, Node__Output as _svc_v1_Node__Output } from "./svc/v1/Node.ts";
 import type {
+  PasswordResetToken as _svc_v1_PasswordResetToken,
+  PasswordResetToken__Output as _svc_v1_PasswordResetToken__Output,
+} from "./svc/v1/PasswordResetToken.ts";
+import type {
   PublicKeys as _svc_v1_PublicKeys,
   PublicKeys__Output as _svc_v1_PublicKeys__Output,
 } from "./svc/v1/PublicKeys.ts";
@@ -222,6 +274,14 @@ import type {
   RenewAgentIdentityRequest as _svc_v1_RenewAgentIdentityRequest,
   RenewAgentIdentityRequest__Output as _svc_v1_RenewAgentIdentityRequest__Output,
 } from "./svc/v1/RenewAgentIdentityRequest.ts";
+import type {
+  ResetPasswordRequest as _svc_v1_ResetPasswordRequest,
+  ResetPasswordRequest__Output as _svc_v1_ResetPasswordRequest__Output,
+} from "./svc/v1/ResetPasswordRequest.ts";
+import type {
+  ResetPasswordResponse as _svc_v1_ResetPasswordResponse,
+  ResetPasswordResponse__Output as _svc_v1_ResetPasswordResponse__Output,
+} from "./svc/v1/ResetPasswordResponse.ts";
 import type { Role as _svc_v1_Role, Role__Output as _svc_v1_Role__Output } from "./svc/v1/Role.ts";
 import type {
   SearchAuditEventsRequest as _svc_v1_SearchAuditEventsRequest,
@@ -318,6 +378,23 @@ export interface ProtoGrpcType {
         _svc_v1_CreateAgentIdentityResponse,
         _svc_v1_CreateAgentIdentityResponse__Output
       >;
+      CreateJoinTokenRequest: MessageTypeDefinition<
+        _svc_v1_CreateJoinTokenRequest,
+        _svc_v1_CreateJoinTokenRequest__Output
+      >;
+      CreateJoinTokenResponse: MessageTypeDefinition<
+        _svc_v1_CreateJoinTokenResponse,
+        _svc_v1_CreateJoinTokenResponse__Output
+      >;
+      CreatePasswordResetRequest: MessageTypeDefinition<
+        _svc_v1_CreatePasswordResetRequest,
+        _svc_v1_CreatePasswordResetRequest__Output
+      >;
+      CreateUserRequest: MessageTypeDefinition<_svc_v1_CreateUserRequest, _svc_v1_CreateUserRequest__Output>;
+      CreateUserResponse: MessageTypeDefinition<
+        _svc_v1_CreateUserResponse,
+        _svc_v1_CreateUserResponse__Output
+      >;
       DeleteAgentIdentityRequest: MessageTypeDefinition<
         _svc_v1_DeleteAgentIdentityRequest,
         _svc_v1_DeleteAgentIdentityRequest__Output
@@ -326,6 +403,14 @@ export interface ProtoGrpcType {
         _svc_v1_DeleteAgentIdentityResponse,
         _svc_v1_DeleteAgentIdentityResponse__Output
       >;
+      DeleteJoinTokenRequest: MessageTypeDefinition<
+        _svc_v1_DeleteJoinTokenRequest,
+        _svc_v1_DeleteJoinTokenRequest__Output
+      >;
+      DeleteJoinTokenResponse: MessageTypeDefinition<
+        _svc_v1_DeleteJoinTokenResponse,
+        _svc_v1_DeleteJoinTokenResponse__Output
+      >;
       DeleteSessionRequest: MessageTypeDefinition<
         _svc_v1_DeleteSessionRequest,
         _svc_v1_DeleteSessionRequest__Output
@@ -333,6 +418,11 @@ export interface ProtoGrpcType {
       DeleteSessionResponse: MessageTypeDefinition<
         _svc_v1_DeleteSessionResponse,
         _svc_v1_DeleteSessionResponse__Output
+      >;
+      DeleteUserRequest: MessageTypeDefinition<_svc_v1_DeleteUserRequest, _svc_v1_DeleteUserRequest__Output>;
+      DeleteUserResponse: MessageTypeDefinition<
+        _svc_v1_DeleteUserResponse,
+        _svc_v1_DeleteUserResponse__Output
       >;
       DeleteWebAuthnDeviceRequest: MessageTypeDefinition<
         _svc_v1_DeleteWebAuthnDeviceRequest,
@@ -389,6 +479,7 @@ export interface ProtoGrpcType {
         _svc_v1_IssueWorkloadSVIDResponse,
         _svc_v1_IssueWorkloadSVIDResponse__Output
       >;
+      JoinTokenInfo: MessageTypeDefinition<_svc_v1_JoinTokenInfo, _svc_v1_JoinTokenInfo__Output>;
       ListAgentIdentitiesRequest: MessageTypeDefinition<
         _svc_v1_ListAgentIdentitiesRequest,
         _svc_v1_ListAgentIdentitiesRequest__Output
@@ -396,6 +487,14 @@ export interface ProtoGrpcType {
       ListAgentIdentitiesResponse: MessageTypeDefinition<
         _svc_v1_ListAgentIdentitiesResponse,
         _svc_v1_ListAgentIdentitiesResponse__Output
+      >;
+      ListJoinTokensRequest: MessageTypeDefinition<
+        _svc_v1_ListJoinTokensRequest,
+        _svc_v1_ListJoinTokensRequest__Output
+      >;
+      ListJoinTokensResponse: MessageTypeDefinition<
+        _svc_v1_ListJoinTokensResponse,
+        _svc_v1_ListJoinTokensResponse__Output
       >;
       ListNodesRequest: MessageTypeDefinition<_svc_v1_ListNodesRequest, _svc_v1_ListNodesRequest__Output>;
       ListNodesResponse: MessageTypeDefinition<_svc_v1_ListNodesResponse, _svc_v1_ListNodesResponse__Output>;
@@ -421,6 +520,10 @@ export interface ProtoGrpcType {
       >;
       MfaRequired: MessageTypeDefinition<_svc_v1_MfaRequired, _svc_v1_MfaRequired__Output>;
       Node: MessageTypeDefinition<_svc_v1_Node, _svc_v1_Node__Output>;
+      PasswordResetToken: MessageTypeDefinition<
+        _svc_v1_PasswordResetToken,
+        _svc_v1_PasswordResetToken__Output
+      >;
       PublicKeys: MessageTypeDefinition<_svc_v1_PublicKeys, _svc_v1_PublicKeys__Output>;
       Recording: MessageTypeDefinition<_svc_v1_Recording, _svc_v1_Recording__Output>;
       RecordingMetadata: MessageTypeDefinition<_svc_v1_RecordingMetadata, _svc_v1_RecordingMetadata__Output>;
@@ -443,6 +546,14 @@ export interface ProtoGrpcType {
       RenewAgentIdentityRequest: MessageTypeDefinition<
         _svc_v1_RenewAgentIdentityRequest,
         _svc_v1_RenewAgentIdentityRequest__Output
+      >;
+      ResetPasswordRequest: MessageTypeDefinition<
+        _svc_v1_ResetPasswordRequest,
+        _svc_v1_ResetPasswordRequest__Output
+      >;
+      ResetPasswordResponse: MessageTypeDefinition<
+        _svc_v1_ResetPasswordResponse,
+        _svc_v1_ResetPasswordResponse__Output
       >;
       Role: MessageTypeDefinition<_svc_v1_Role, _svc_v1_Role__Output>;
       SearchAuditEventsRequest: MessageTypeDefinition<

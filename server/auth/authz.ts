@@ -59,6 +59,14 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   ListAgentIdentities: admin("agent_identities", "list"),
   DeleteAgentIdentity: admin("agent_identities", "delete"),
   IssueWorkloadSVID: { callers: ["bot"] },
+  // Admin CLI (docs/cli.md). ResetPassword carries its proof (the one-time token) in the request.
+  CreateUser: admin("users", "create"),
+  DeleteUser: admin("users", "delete"),
+  CreatePasswordReset: admin("users", "update"),
+  ResetPassword: PUBLIC,
+  CreateJoinToken: admin("tokens", "create"),
+  ListJoinTokens: admin("tokens", "list"),
+  DeleteJoinToken: admin("tokens", "delete"),
 };
 
 /** Inside ListRecordings/GetRecording: who sees every user's recordings ("list" alone: only your own). */

@@ -28,7 +28,7 @@ import {
 import type { JsonObject } from "../../core/json.ts";
 import { type AccessChecker, accessForUser } from "../../core/rbac/index.ts";
 import type { User } from "../../core/resources/index.ts";
-import type { ResourceSource } from "../../core/sources/source.ts";
+import type { ResourceSource, ResourceWriter } from "../../core/sources/source.ts";
 import type { AuditEvent } from "../../proto/generated/svc/v1/AuditEvent.ts";
 import type { AuthenticateLocalResponse } from "../../proto/generated/svc/v1/AuthenticateLocalResponse.ts";
 import type { AuthServiceHandlers } from "../../proto/generated/svc/v1/AuthService.ts";
@@ -41,6 +41,9 @@ import type { RegisterUsingIAMMethodResponse } from "../../proto/generated/svc/v
 import type { UploadRecordingRequest__Output } from "../../proto/generated/svc/v1/UploadRecordingRequest.ts";
 import type { UploadRecordingResponse } from "../../proto/generated/svc/v1/UploadRecordingResponse.ts";
 import type { WebAuthnRelyingParty__Output } from "../../proto/generated/svc/v1/WebAuthnRelyingParty.ts";
+import { AdminJoinTokens } from "./admin-join-tokens.ts";
+import { PasswordResets } from "./admin-password-reset.ts";
+import { AdminUsers } from "./admin-users.ts";
 import { RECORDINGS_ADMIN } from "./authz.ts";
 import { type Caller, callerLabel, callerOf } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
@@ -90,6 +93,8 @@ export interface AuthServiceDeps {
   agentIdentities?: AgentIdentityHandler;
   /** AuthenticateSPIFFE and IssueWorkloadSVID (spiffe.ts). */
   spiffe?: SpiffeHandler;
+  /** Resource writes of the admin RPCs (users, join tokens): the folder or Kubernetes source. */
+  writer?: ResourceWriter;
   /** Overrides how a client certificate names its holder (default: URI SAN, see peer.ts). */
   peerIdentity?: (cert: PeerCertificate) => PeerIdentity | undefined;
 }
@@ -166,6 +171,9 @@ export class AuthService {
   readonly webauthn: WebAuthnStore;
   readonly login: LocalLogin;
   readonly nodes: NodeStore;
+  readonly resets: PasswordResets;
+  readonly #adminUsers: AdminUsers;
+  readonly #adminTokens: AdminJoinTokens;
   readonly #unsubscribe: () => void;
 
   constructor(deps: AuthServiceDeps) {
@@ -185,6 +193,24 @@ export class AuthService {
       loginAllowed: (name) =>
         this.#activeChecker(name) !== undefined && this.#user(name)?.spec.local_login !== false,
       ...(deps.lockout ? { lockout: deps.lockout } : {}),
+    });
+    this.resets = new PasswordResets({ backend: deps.backend, clock: deps.clock });
+    const adminAudit = (e: { event_type: string; user_name: string; success: boolean; fields: JsonObject }) =>
+      this.#audit(e);
+    const writer = deps.writer ? { writer: deps.writer } : {};
+    this.#adminUsers = new AdminUsers({
+      source: deps.source,
+      ...writer,
+      clock: deps.clock,
+      resets: this.resets,
+      revokeSessions: (name) => this.sessions.revokeAll(name),
+      audit: adminAudit,
+    });
+    this.#adminTokens = new AdminJoinTokens({
+      source: deps.source,
+      ...writer,
+      clock: deps.clock,
+      audit: adminAudit,
     });
     this.#unsubscribe = deps.source.subscribe((event) => {
       if (event.resource.kind !== "User") return;
@@ -409,6 +435,14 @@ export class AuthService {
     IssueWorkloadSVID: unary(async (req, caller) =>
       wired(this.#d.spiffe, "IssueWorkloadSVID").issueWorkloadSvid(req, caller),
     ),
+
+    CreateUser: unary(async (req, caller) => this.#adminUsers.create(req, caller)),
+    DeleteUser: unary(async (req, caller) => this.#adminUsers.remove(req, caller)),
+    CreatePasswordReset: unary(async (req, caller) => this.#adminUsers.reset(req, caller)),
+    ResetPassword: unary(async (req) => this.#adminUsers.resetPassword(req)),
+    CreateJoinToken: unary(async (req, caller) => this.#adminTokens.create(req, caller)),
+    ListJoinTokens: unary(async () => this.#adminTokens.list()),
+    DeleteJoinToken: unary(async (req, caller) => this.#adminTokens.remove(req, caller)),
 
     GetSession: unary(async (_req, caller) => {
       const user = requireUser(caller);

@@ -51,6 +51,26 @@ import type {
   CreateAgentIdentityResponse__Output as _svc_v1_CreateAgentIdentityResponse__Output,
 } from "../../svc/v1/CreateAgentIdentityResponse.ts";
 import type {
+  CreateJoinTokenRequest as _svc_v1_CreateJoinTokenRequest,
+  CreateJoinTokenRequest__Output as _svc_v1_CreateJoinTokenRequest__Output,
+} from "../../svc/v1/CreateJoinTokenRequest.ts";
+import type {
+  CreateJoinTokenResponse as _svc_v1_CreateJoinTokenResponse,
+  CreateJoinTokenResponse__Output as _svc_v1_CreateJoinTokenResponse__Output,
+} from "../../svc/v1/CreateJoinTokenResponse.ts";
+import type {
+  CreatePasswordResetRequest as _svc_v1_CreatePasswordResetRequest,
+  CreatePasswordResetRequest__Output as _svc_v1_CreatePasswordResetRequest__Output,
+} from "../../svc/v1/CreatePasswordResetRequest.ts";
+import type {
+  CreateUserRequest as _svc_v1_CreateUserRequest,
+  CreateUserRequest__Output as _svc_v1_CreateUserRequest__Output,
+} from "../../svc/v1/CreateUserRequest.ts";
+import type {
+  CreateUserResponse as _svc_v1_CreateUserResponse,
+  CreateUserResponse__Output as _svc_v1_CreateUserResponse__Output,
+} from "../../svc/v1/CreateUserResponse.ts";
+import type {
   DeleteAgentIdentityRequest as _svc_v1_DeleteAgentIdentityRequest,
   DeleteAgentIdentityRequest__Output as _svc_v1_DeleteAgentIdentityRequest__Output,
 } from "../../svc/v1/DeleteAgentIdentityRequest.ts";
@@ -59,6 +79,14 @@ import type {
   DeleteAgentIdentityResponse__Output as _svc_v1_DeleteAgentIdentityResponse__Output,
 } from "../../svc/v1/DeleteAgentIdentityResponse.ts";
 import type {
+  DeleteJoinTokenRequest as _svc_v1_DeleteJoinTokenRequest,
+  DeleteJoinTokenRequest__Output as _svc_v1_DeleteJoinTokenRequest__Output,
+} from "../../svc/v1/DeleteJoinTokenRequest.ts";
+import type {
+  DeleteJoinTokenResponse as _svc_v1_DeleteJoinTokenResponse,
+  DeleteJoinTokenResponse__Output as _svc_v1_DeleteJoinTokenResponse__Output,
+} from "../../svc/v1/DeleteJoinTokenResponse.ts";
+import type {
   DeleteSessionRequest as _svc_v1_DeleteSessionRequest,
   DeleteSessionRequest__Output as _svc_v1_DeleteSessionRequest__Output,
 } from "../../svc/v1/DeleteSessionRequest.ts";
@@ -66,6 +94,14 @@ import type {
   DeleteSessionResponse as _svc_v1_DeleteSessionResponse,
   DeleteSessionResponse__Output as _svc_v1_DeleteSessionResponse__Output,
 } from "../../svc/v1/DeleteSessionResponse.ts";
+import type {
+  DeleteUserRequest as _svc_v1_DeleteUserRequest,
+  DeleteUserRequest__Output as _svc_v1_DeleteUserRequest__Output,
+} from "../../svc/v1/DeleteUserRequest.ts";
+import type {
+  DeleteUserResponse as _svc_v1_DeleteUserResponse,
+  DeleteUserResponse__Output as _svc_v1_DeleteUserResponse__Output,
+} from "../../svc/v1/DeleteUserResponse.ts";
 import type {
   DeleteWebAuthnDeviceRequest as _svc_v1_DeleteWebAuthnDeviceRequest,
   DeleteWebAuthnDeviceRequest__Output as _svc_v1_DeleteWebAuthnDeviceRequest__Output,
@@ -139,6 +175,14 @@ import type {
   ListAgentIdentitiesResponse__Output as _svc_v1_ListAgentIdentitiesResponse__Output,
 } from "../../svc/v1/ListAgentIdentitiesResponse.ts";
 import type {
+  ListJoinTokensRequest as _svc_v1_ListJoinTokensRequest,
+  ListJoinTokensRequest__Output as _svc_v1_ListJoinTokensRequest__Output,
+} from "../../svc/v1/ListJoinTokensRequest.ts";
+import type {
+  ListJoinTokensResponse as _svc_v1_ListJoinTokensResponse,
+  ListJoinTokensResponse__Output as _svc_v1_ListJoinTokensResponse__Output,
+} from "../../svc/v1/ListJoinTokensResponse.ts";
+import type {
   ListNodesRequest as _svc_v1_ListNodesRequest,
   ListNodesRequest__Output as _svc_v1_ListNodesRequest__Output,
 } from "../../svc/v1/ListNodesRequest.ts";
@@ -179,6 +223,10 @@ import type {
   ListWebAuthnDevicesResponse__Output as _svc_v1_ListWebAuthnDevicesResponse__Output,
 } from "../../svc/v1/ListWebAuthnDevicesResponse.ts";
 import type {
+  PasswordResetToken as _svc_v1_PasswordResetToken,
+  PasswordResetToken__Output as _svc_v1_PasswordResetToken__Output,
+} from "../../svc/v1/PasswordResetToken.ts";
+import type {
   PublicKeys as _svc_v1_PublicKeys,
   PublicKeys__Output as _svc_v1_PublicKeys__Output,
 } from "../../svc/v1/PublicKeys.ts";
@@ -202,6 +250,14 @@ import type {
   RenewAgentIdentityRequest as _svc_v1_RenewAgentIdentityRequest,
   RenewAgentIdentityRequest__Output as _svc_v1_RenewAgentIdentityRequest__Output,
 } from "../../svc/v1/RenewAgentIdentityRequest.ts";
+import type {
+  ResetPasswordRequest as _svc_v1_ResetPasswordRequest,
+  ResetPasswordRequest__Output as _svc_v1_ResetPasswordRequest__Output,
+} from "../../svc/v1/ResetPasswordRequest.ts";
+import type {
+  ResetPasswordResponse as _svc_v1_ResetPasswordResponse,
+  ResetPasswordResponse__Output as _svc_v1_ResetPasswordResponse__Output,
+} from "../../svc/v1/ResetPasswordResponse.ts";
 import type {
   SearchAuditEventsRequest as _svc_v1_SearchAuditEventsRequest,
   SearchAuditEventsRequest__Output as _svc_v1_SearchAuditEventsRequest__Output,
@@ -478,6 +534,129 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_CreateAgentIdentityResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  CreateJoinToken(
+    argument: _svc_v1_CreateJoinTokenRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateJoinToken(
+    argument: _svc_v1_CreateJoinTokenRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CreateJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateJoinToken(
+    argument: _svc_v1_CreateJoinTokenRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateJoinToken(
+    argument: _svc_v1_CreateJoinTokenRequest,
+    callback: grpc.requestCallback<_svc_v1_CreateJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createJoinToken(
+    argument: _svc_v1_CreateJoinTokenRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createJoinToken(
+    argument: _svc_v1_CreateJoinTokenRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CreateJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createJoinToken(
+    argument: _svc_v1_CreateJoinTokenRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createJoinToken(
+    argument: _svc_v1_CreateJoinTokenRequest,
+    callback: grpc.requestCallback<_svc_v1_CreateJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  CreatePasswordReset(
+    argument: _svc_v1_CreatePasswordResetRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_PasswordResetToken__Output>,
+  ): grpc.ClientUnaryCall;
+  CreatePasswordReset(
+    argument: _svc_v1_CreatePasswordResetRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_PasswordResetToken__Output>,
+  ): grpc.ClientUnaryCall;
+  CreatePasswordReset(
+    argument: _svc_v1_CreatePasswordResetRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_PasswordResetToken__Output>,
+  ): grpc.ClientUnaryCall;
+  CreatePasswordReset(
+    argument: _svc_v1_CreatePasswordResetRequest,
+    callback: grpc.requestCallback<_svc_v1_PasswordResetToken__Output>,
+  ): grpc.ClientUnaryCall;
+  createPasswordReset(
+    argument: _svc_v1_CreatePasswordResetRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_PasswordResetToken__Output>,
+  ): grpc.ClientUnaryCall;
+  createPasswordReset(
+    argument: _svc_v1_CreatePasswordResetRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_PasswordResetToken__Output>,
+  ): grpc.ClientUnaryCall;
+  createPasswordReset(
+    argument: _svc_v1_CreatePasswordResetRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_PasswordResetToken__Output>,
+  ): grpc.ClientUnaryCall;
+  createPasswordReset(
+    argument: _svc_v1_CreatePasswordResetRequest,
+    callback: grpc.requestCallback<_svc_v1_PasswordResetToken__Output>,
+  ): grpc.ClientUnaryCall;
+
+  CreateUser(
+    argument: _svc_v1_CreateUserRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateUser(
+    argument: _svc_v1_CreateUserRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CreateUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateUser(
+    argument: _svc_v1_CreateUserRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateUser(
+    argument: _svc_v1_CreateUserRequest,
+    callback: grpc.requestCallback<_svc_v1_CreateUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createUser(
+    argument: _svc_v1_CreateUserRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createUser(
+    argument: _svc_v1_CreateUserRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CreateUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createUser(
+    argument: _svc_v1_CreateUserRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createUser(
+    argument: _svc_v1_CreateUserRequest,
+    callback: grpc.requestCallback<_svc_v1_CreateUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   DeleteAgentIdentity(
     argument: _svc_v1_DeleteAgentIdentityRequest,
     metadata: grpc.Metadata,
@@ -519,6 +698,47 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_DeleteAgentIdentityResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  DeleteJoinToken(
+    argument: _svc_v1_DeleteJoinTokenRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteJoinToken(
+    argument: _svc_v1_DeleteJoinTokenRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteJoinToken(
+    argument: _svc_v1_DeleteJoinTokenRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteJoinToken(
+    argument: _svc_v1_DeleteJoinTokenRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteJoinToken(
+    argument: _svc_v1_DeleteJoinTokenRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteJoinToken(
+    argument: _svc_v1_DeleteJoinTokenRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteJoinToken(
+    argument: _svc_v1_DeleteJoinTokenRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteJoinToken(
+    argument: _svc_v1_DeleteJoinTokenRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   DeleteSession(
     argument: _svc_v1_DeleteSessionRequest,
     metadata: grpc.Metadata,
@@ -558,6 +778,47 @@ export interface AuthServiceClient extends grpc.Client {
   deleteSession(
     argument: _svc_v1_DeleteSessionRequest,
     callback: grpc.requestCallback<_svc_v1_DeleteSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  DeleteUser(
+    argument: _svc_v1_DeleteUserRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteUser(
+    argument: _svc_v1_DeleteUserRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteUser(
+    argument: _svc_v1_DeleteUserRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteUser(
+    argument: _svc_v1_DeleteUserRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteUser(
+    argument: _svc_v1_DeleteUserRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteUser(
+    argument: _svc_v1_DeleteUserRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteUser(
+    argument: _svc_v1_DeleteUserRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteUserResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteUser(
+    argument: _svc_v1_DeleteUserRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteUserResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   DeleteWebAuthnDevice(
@@ -1030,6 +1291,47 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_ListAgentIdentitiesResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  ListJoinTokens(
+    argument: _svc_v1_ListJoinTokensRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListJoinTokensResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListJoinTokens(
+    argument: _svc_v1_ListJoinTokensRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListJoinTokensResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListJoinTokens(
+    argument: _svc_v1_ListJoinTokensRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListJoinTokensResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListJoinTokens(
+    argument: _svc_v1_ListJoinTokensRequest,
+    callback: grpc.requestCallback<_svc_v1_ListJoinTokensResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listJoinTokens(
+    argument: _svc_v1_ListJoinTokensRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListJoinTokensResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listJoinTokens(
+    argument: _svc_v1_ListJoinTokensRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListJoinTokensResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listJoinTokens(
+    argument: _svc_v1_ListJoinTokensRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListJoinTokensResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listJoinTokens(
+    argument: _svc_v1_ListJoinTokensRequest,
+    callback: grpc.requestCallback<_svc_v1_ListJoinTokensResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   ListNodes(
     argument: _svc_v1_ListNodesRequest,
     metadata: grpc.Metadata,
@@ -1342,6 +1644,47 @@ export interface AuthServiceClient extends grpc.Client {
   renewAgentIdentity(
     argument: _svc_v1_RenewAgentIdentityRequest,
     callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ResetPassword(
+    argument: _svc_v1_ResetPasswordRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ResetPasswordResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ResetPassword(
+    argument: _svc_v1_ResetPasswordRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ResetPasswordResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ResetPassword(
+    argument: _svc_v1_ResetPasswordRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ResetPasswordResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ResetPassword(
+    argument: _svc_v1_ResetPasswordRequest,
+    callback: grpc.requestCallback<_svc_v1_ResetPasswordResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  resetPassword(
+    argument: _svc_v1_ResetPasswordRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ResetPasswordResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  resetPassword(
+    argument: _svc_v1_ResetPasswordRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ResetPasswordResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  resetPassword(
+    argument: _svc_v1_ResetPasswordRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ResetPasswordResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  resetPassword(
+    argument: _svc_v1_ResetPasswordRequest,
+    callback: grpc.requestCallback<_svc_v1_ResetPasswordResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   SearchAuditEvents(
@@ -1450,12 +1793,31 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_CreateAgentIdentityResponse
   >;
 
+  CreateJoinToken: grpc.handleUnaryCall<
+    _svc_v1_CreateJoinTokenRequest__Output,
+    _svc_v1_CreateJoinTokenResponse
+  >;
+
+  CreatePasswordReset: grpc.handleUnaryCall<
+    _svc_v1_CreatePasswordResetRequest__Output,
+    _svc_v1_PasswordResetToken
+  >;
+
+  CreateUser: grpc.handleUnaryCall<_svc_v1_CreateUserRequest__Output, _svc_v1_CreateUserResponse>;
+
   DeleteAgentIdentity: grpc.handleUnaryCall<
     _svc_v1_DeleteAgentIdentityRequest__Output,
     _svc_v1_DeleteAgentIdentityResponse
   >;
 
+  DeleteJoinToken: grpc.handleUnaryCall<
+    _svc_v1_DeleteJoinTokenRequest__Output,
+    _svc_v1_DeleteJoinTokenResponse
+  >;
+
   DeleteSession: grpc.handleUnaryCall<_svc_v1_DeleteSessionRequest__Output, _svc_v1_DeleteSessionResponse>;
+
+  DeleteUser: grpc.handleUnaryCall<_svc_v1_DeleteUserRequest__Output, _svc_v1_DeleteUserResponse>;
 
   DeleteWebAuthnDevice: grpc.handleUnaryCall<
     _svc_v1_DeleteWebAuthnDeviceRequest__Output,
@@ -1499,6 +1861,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_ListAgentIdentitiesResponse
   >;
 
+  ListJoinTokens: grpc.handleUnaryCall<_svc_v1_ListJoinTokensRequest__Output, _svc_v1_ListJoinTokensResponse>;
+
   ListNodes: grpc.handleUnaryCall<_svc_v1_ListNodesRequest__Output, _svc_v1_ListNodesResponse>;
 
   ListRecordings: grpc.handleUnaryCall<_svc_v1_ListRecordingsRequest__Output, _svc_v1_ListRecordingsResponse>;
@@ -1523,6 +1887,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_RenewAgentIdentityRequest__Output,
     _svc_v1_AgentIdentityCredentials
   >;
+
+  ResetPassword: grpc.handleUnaryCall<_svc_v1_ResetPasswordRequest__Output, _svc_v1_ResetPasswordResponse>;
 
   SearchAuditEvents: grpc.handleUnaryCall<
     _svc_v1_SearchAuditEventsRequest__Output,
@@ -1572,17 +1938,47 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_CreateAgentIdentityRequest__Output,
     _svc_v1_CreateAgentIdentityResponse__Output
   >;
+  CreateJoinToken: MethodDefinition<
+    _svc_v1_CreateJoinTokenRequest,
+    _svc_v1_CreateJoinTokenResponse,
+    _svc_v1_CreateJoinTokenRequest__Output,
+    _svc_v1_CreateJoinTokenResponse__Output
+  >;
+  CreatePasswordReset: MethodDefinition<
+    _svc_v1_CreatePasswordResetRequest,
+    _svc_v1_PasswordResetToken,
+    _svc_v1_CreatePasswordResetRequest__Output,
+    _svc_v1_PasswordResetToken__Output
+  >;
+  CreateUser: MethodDefinition<
+    _svc_v1_CreateUserRequest,
+    _svc_v1_CreateUserResponse,
+    _svc_v1_CreateUserRequest__Output,
+    _svc_v1_CreateUserResponse__Output
+  >;
   DeleteAgentIdentity: MethodDefinition<
     _svc_v1_DeleteAgentIdentityRequest,
     _svc_v1_DeleteAgentIdentityResponse,
     _svc_v1_DeleteAgentIdentityRequest__Output,
     _svc_v1_DeleteAgentIdentityResponse__Output
   >;
+  DeleteJoinToken: MethodDefinition<
+    _svc_v1_DeleteJoinTokenRequest,
+    _svc_v1_DeleteJoinTokenResponse,
+    _svc_v1_DeleteJoinTokenRequest__Output,
+    _svc_v1_DeleteJoinTokenResponse__Output
+  >;
   DeleteSession: MethodDefinition<
     _svc_v1_DeleteSessionRequest,
     _svc_v1_DeleteSessionResponse,
     _svc_v1_DeleteSessionRequest__Output,
     _svc_v1_DeleteSessionResponse__Output
+  >;
+  DeleteUser: MethodDefinition<
+    _svc_v1_DeleteUserRequest,
+    _svc_v1_DeleteUserResponse,
+    _svc_v1_DeleteUserRequest__Output,
+    _svc_v1_DeleteUserResponse__Output
   >;
   DeleteWebAuthnDevice: MethodDefinition<
     _svc_v1_DeleteWebAuthnDeviceRequest,
@@ -1656,6 +2052,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_ListAgentIdentitiesRequest__Output,
     _svc_v1_ListAgentIdentitiesResponse__Output
   >;
+  ListJoinTokens: MethodDefinition<
+    _svc_v1_ListJoinTokensRequest,
+    _svc_v1_ListJoinTokensResponse,
+    _svc_v1_ListJoinTokensRequest__Output,
+    _svc_v1_ListJoinTokensResponse__Output
+  >;
   ListNodes: MethodDefinition<
     _svc_v1_ListNodesRequest,
     _svc_v1_ListNodesResponse,
@@ -1703,6 +2105,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_AgentIdentityCredentials,
     _svc_v1_RenewAgentIdentityRequest__Output,
     _svc_v1_AgentIdentityCredentials__Output
+  >;
+  ResetPassword: MethodDefinition<
+    _svc_v1_ResetPasswordRequest,
+    _svc_v1_ResetPasswordResponse,
+    _svc_v1_ResetPasswordRequest__Output,
+    _svc_v1_ResetPasswordResponse__Output
   >;
   SearchAuditEvents: MethodDefinition<
     _svc_v1_SearchAuditEventsRequest,
