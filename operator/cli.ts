@@ -16,6 +16,7 @@ export interface OperatorCommandFlags {
   retryPeriod: string;
   resync: string;
   caSecretPrefix?: string;
+  diagnosticsAddr?: string;
 }
 
 function seconds(flag: string, value: string): number {
@@ -45,6 +46,7 @@ export function registerOperatorCommand(program: Command): Command {
     .option("--retry-period <s>", "seconds between acquire/renew attempts", "2")
     .option("--resync <s>", "seconds between full reconciles of every object", "300")
     .option("--ca-secret-prefix <prefix>", "prefix of the CA Secret names (default svc-ca-)")
+    .option("--diagnostics-addr <host:port>", "listener for /healthz and /metrics (default: none)")
     .action(async (flags: OperatorCommandFlags) => {
       const env = process.env;
       const namespace = flags.namespace ?? env["SVC_NAMESPACE"] ?? env["POD_NAMESPACE"];
@@ -66,6 +68,7 @@ export function registerOperatorCommand(program: Command): Command {
         ...(flags.trustDomain ? { trustDomain: flags.trustDomain } : {}),
         ...(flags.identity ? { identity: flags.identity } : podName ? { identity: podName } : {}),
         ...(flags.caSecretPrefix ? { caSecretPrefix: flags.caSecretPrefix } : {}),
+        ...(flags.diagnosticsAddr ? { diagnosticsAddr: flags.diagnosticsAddr } : {}),
       });
       await handle.done;
       // Stopped (SIGTERM): leave even if a pooled HTTP connection would keep the loop alive.

@@ -16,10 +16,11 @@ import type { Logger } from "pino";
 import type { Clock } from "../core/clock.ts";
 import { UnavailableError } from "../core/errors.ts";
 import { isResourceKind, presets, RESOURCE_KINDS, type ResourceKind } from "../core/resources/index.ts";
-import { crCoordinates, crPath } from "../core/sources/kube-api.ts";
+import { crCoordinates, crPath, kubeError } from "../core/sources/kube-api.ts";
 import type { SessionRevoker, TokenUsage } from "./auth-hooks.ts";
 import type { EventRecorder } from "./events.ts";
 import type { ObjectClient } from "./kube.ts";
+import type { OperatorMetrics } from "./metrics.ts";
 import { type ReconcileResult, WorkQueue } from "./queue.ts";
 import { type ReconcileContext, reconcilers } from "./reconcilers/index.ts";
 
@@ -39,6 +40,7 @@ export interface ControllerOptions {
   /** How soon to look again at a missing Secret (default 30 s). */
   recheckMs?: number;
   concurrency?: number;
+  metrics?: OperatorMetrics | undefined;
   backoffBaseMs?: number;
   backoffMaxMs?: number;
 }
@@ -103,10 +105,10 @@ export class Controller {
     if (this.#running) return;
     this.#running = true;
     for (const kind of RESOURCE_KINDS) this.#launch(kind);
-    const deadline = Date.now() + 120_000;
+    // Informers retry on their own (each refused list is logged), so wait for as long as this
+    // process leads: reconciling from a partial view would report false UnknownRoles.
     while (this.#listed.size < RESOURCE_KINDS.length) {
       if (!this.#running || signal?.aborted) return;
-      if (Date.now() > deadline) throw new UnavailableError("informers did not list within 120 s");
       await new Promise((r) => setTimeout(r, 50));
     }
     this.#queue.start();
@@ -156,17 +158,23 @@ export class Controller {
       enqueue(obj);
       if (kind === "Role") this.#requeueRoleDependents();
     });
+    let failures = 0;
+    informer.on("connect", () => {
+      failures = 0;
+    });
     informer.on("error", (err: unknown) => {
       if (!this.#running) return; // includes the "aborted" error stop() causes
+      failures++;
+      const delayMs = Math.min(30_000, 500 * 2 ** Math.min(failures - 1, 10));
       this.#o.logger.warn(
-        { kind, err: err instanceof Error ? err.message : String(err) },
-        "watch failed; restarting",
+        { kind, delayMs, err: kubeError(err, `${kind} list/watch`).message },
+        "list/watch failed; restarting",
       );
       // client-node's informer stops on errors other than a normal watch end; start it again.
       const t = setTimeout(() => {
         this.#retries.delete(t);
         if (this.#running) informer.start().catch(() => undefined);
-      }, 1_000);
+      }, delayMs);
       this.#retries.add(t);
     });
     informer.start().catch(() => undefined); // failures also arrive as "error" events
@@ -198,6 +206,18 @@ export class Controller {
     const parsed = parseKey(key);
     if (!parsed) return undefined; // cannot happen for keys we made; never retry junk
     if (!this.#o.caReady()) throw new UnavailableError("CA Secrets do not exist yet");
-    return await reconcilers[parsed.kind](this.#ctx, parsed.name);
+    const metrics = this.#o.metrics;
+    metrics?.queueBusy.set(this.#queue.busy);
+    const timer = metrics?.reconcileSeconds.startTimer({ kind: parsed.kind });
+    try {
+      const result = await reconcilers[parsed.kind](this.#ctx, parsed.name);
+      metrics?.reconciles.inc({ kind: parsed.kind, result: "ok" });
+      return result;
+    } catch (err) {
+      metrics?.reconciles.inc({ kind: parsed.kind, result: "error" });
+      throw err;
+    } finally {
+      timer?.();
+    }
   }
 }

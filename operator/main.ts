@@ -11,6 +11,8 @@ import { SecretCaKeyStore } from "../core/ca/secret-store.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { BadParameterError } from "../core/errors.ts";
 import { loadKubeConfig } from "../core/sources/kube-api.ts";
+import { splitHostPort } from "../server/config.ts";
+import { createMetricsRegistry, startDiagnostics } from "../server/diagnostics.ts";
 import { createLogger } from "../server/logger.ts";
 import type { SessionRevoker, TokenUsage } from "./auth-hooks.ts";
 import { ensureCas } from "./ca.ts";
@@ -18,6 +20,7 @@ import { Controller } from "./controller.ts";
 import { KubeEventRecorder } from "./events.ts";
 import { KubeObjectClient } from "./kube.ts";
 import { LeaderElector } from "./leader.ts";
+import { OperatorMetrics } from "./metrics.ts";
 
 export interface OperatorOptions {
   /** Kubeconfig file; without it (and without kubeConfig) the default chain, in-cluster included. */
@@ -47,6 +50,8 @@ export interface OperatorOptions {
   clock?: Clock;
   sessionRevoker?: SessionRevoker;
   tokenUsage?: TokenUsage;
+  /** host:port of the diagnostics listener (/healthz, /metrics); none when absent. Port 0 picks one. */
+  diagnosticsAddr?: string;
   /** Stop (and release the Lease) on SIGTERM / SIGINT. The CLI sets it; tests do not. */
   handleSignals?: boolean;
 }
@@ -54,6 +59,8 @@ export interface OperatorOptions {
 export interface OperatorHandle {
   readonly identity: string;
   isLeader(): boolean;
+  /** Port of the diagnostics listener, when one was asked for. */
+  readonly diagnosticsPort: number | undefined;
   /** Whether the CA Secrets were confirmed and the controller runs. */
   isReconciling(): boolean;
   /** Stops reconciling and releases the Lease when leading. Safe to call twice. */
@@ -93,14 +100,24 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
   if (!opts.sessionRevoker) logger.warn("no SessionRevoker: deleting a User will not revoke its sessions");
   if (!opts.tokenUsage) logger.warn("no TokenUsage: JoinToken phase Used is not reported");
 
+  const registry = createMetricsRegistry("operator");
+  const metrics = new OperatorMetrics(registry);
+  let diagnostics: Awaited<ReturnType<typeof startDiagnostics>> | undefined;
+  if (opts.diagnosticsAddr) {
+    const { host, port } = splitHostPort(opts.diagnosticsAddr);
+    diagnostics = await startDiagnostics(registry, host, port);
+  }
+
   let active: { controller: Controller; caReady: boolean } | undefined;
   const stopActive = async () => {
     const current = active;
     active = undefined;
+    metrics.leader.set(0);
     await current?.controller.stop();
   };
 
   const lead = async (signal: AbortSignal): Promise<void> => {
+    metrics.leader.set(1);
     const state: { caReady: boolean; controller: Controller } = {
       caReady: false,
       controller: new Controller({
@@ -119,6 +136,7 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
         sessionRevoker: opts.sessionRevoker,
         tokenUsage: opts.tokenUsage,
         caReady: () => state.caReady,
+        metrics,
         ...(opts.resyncMs !== undefined ? { resyncMs: opts.resyncMs } : {}),
         ...(opts.recheckMs !== undefined ? { recheckMs: opts.recheckMs } : {}),
       }),
@@ -174,6 +192,7 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
       }
       await elector.stop(); // ends leadership (stopping the controller) and releases the Lease
       await stopActive();
+      await diagnostics?.close();
       logger.info({ identity }, "operator stopped");
       resolveDone();
     })();
@@ -187,6 +206,7 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
   elector.start();
   return {
     identity,
+    diagnosticsPort: diagnostics?.port,
     isLeader: () => elector.isLeader(),
     isReconciling: () => active?.caReady === true,
     stop,

@@ -62,6 +62,7 @@ describe("operator on a real kube-apiserver", () => {
       logger: capturingLogger(logs),
       sessionRevoker: revoker,
       tokenUsage: usage,
+      diagnosticsAddr: "127.0.0.1:0",
     });
 
   beforeAll(async () => {
@@ -471,6 +472,16 @@ spec: { roles: [ops], cert_ttl: 30m }
     expect(await can("update", "leases.coordination.k8s.io/someone-elses")).toBe("no");
     expect(await can("patch", "roles.svc.dev/status")).toBe("yes");
     expect(await can("get", "secrets", "default")).toBe("no");
+  });
+
+  it("exposes reconcile and leadership metrics on the diagnostics listener", async () => {
+    const res = await fetch(`http://127.0.0.1:${op?.diagnosticsPort}/metrics`);
+    expect(res.status).toBe(200);
+    const text = await res.text();
+    const ok = /svc_operator_reconciles_total\{[^}]*kind="Role"[^}]*result="ok"[^}]*\} (\d+)/.exec(text);
+    expect(Number(ok?.[1] ?? 0)).toBeGreaterThan(0);
+    expect(text).toMatch(/svc_operator_leader(\{[^}]*\})? 1/);
+    expect((await fetch(`http://127.0.0.1:${op?.diagnosticsPort}/healthz`)).status).toBe(200);
   });
 
   it("a second start keeps the CA Secrets exactly as they were", async () => {
