@@ -3,7 +3,21 @@
 // so --help never lists a command that cannot run.
 import { Command, CommanderError } from "commander";
 import { isSvcError } from "../core/errors.ts";
+import { untilSignal } from "./signals.ts";
 import { SERVER_VERSION } from "./version.ts";
+
+interface AgentFlags {
+  auth: string;
+  authServerName?: string;
+  caPin?: string;
+  caFile?: string;
+  token?: string;
+  dataDir: string;
+  listen: string;
+  advertiseAddress?: string;
+  labels?: string;
+  hostname?: string;
+}
 
 const program = new Command("svcd")
   .description("svc platform daemon: auth, proxy and the node/bot/operator roles")
@@ -34,6 +48,44 @@ program
       await runEmbedded(opts);
     },
   );
+
+program
+  .command("agent")
+  .description("run the node agent: join once with a token, then serve SSH with a host certificate")
+  .requiredOption("--auth <host:port>", "auth gRPC address")
+  .option("--auth-server-name <name>", "TLS name to expect on auth's certificate")
+  .option("--ca-pin <sha256:hex>", "pin of the cluster's host CA (printed by `svcctl tokens add`)")
+  .option("--ca-file <file>", "the cluster's host CA certificate (instead of --ca-pin)")
+  .option("--token <name.secret>", "one-time join token (first start only)")
+  .requiredOption("--data-dir <dir>", "where the agent keeps its credentials (mode 0700)")
+  .option("--listen <host:port>", "SSH listen address", "0.0.0.0:3022")
+  .option("--advertise-address <host:port>", "address the proxy dials (default: as auth sees the agent)")
+  .option("--labels <k=v,...>", "node labels")
+  .option("--hostname <name>", "node name (default: this machine's hostname)")
+  .action(async (opts: AgentFlags) => {
+    const [{ runAgent, parseLabels }, { createLogger }] = await Promise.all([
+      import("./agent/main.ts"),
+      import("./logger.ts"),
+    ]);
+    const agent = await runAgent({
+      authAddress: opts.auth,
+      dataDir: opts.dataDir,
+      listen: opts.listen,
+      logger: createLogger({ name: "svcd-agent" }),
+      ...(opts.authServerName ? { authServerName: opts.authServerName } : {}),
+      ...(opts.caPin ? { caPin: opts.caPin } : {}),
+      ...(opts.caFile ? { caFile: opts.caFile } : {}),
+      ...(opts.token ? { token: opts.token } : {}),
+      ...(opts.advertiseAddress ? { advertiseAddress: opts.advertiseAddress } : {}),
+      ...(opts.labels ? { labels: parseLabels(opts.labels) } : {}),
+      ...(opts.hostname ? { hostname: opts.hostname } : {}),
+    });
+    process.stdout.write(
+      `agent ${agent.agentId} (${agent.hostname}) serving SSH on ${agent.ssh.host}:${agent.ssh.port}\n`,
+    );
+    await untilSignal();
+    await agent.close();
+  });
 
 try {
   await program.parseAsync(process.argv);

@@ -7,18 +7,18 @@ import { openBackend } from "../../core/backend/index.ts";
 import { CertificateAuthorities } from "../../core/ca/authorities.ts";
 import { FileCaKeyStore } from "../../core/ca/key-store.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
-import { parseDuration } from "../../core/duration.ts";
 import { FolderSource } from "../../core/sources/folder.ts";
+import { startAuthRole } from "../assemble-auth.ts";
 import { setPassword } from "../auth/passwords.ts";
-import { type RunningAuthServer, startAuthServer } from "../auth/server.ts";
 import { splitHostPort } from "../config.ts";
 import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
 import { createLogger, type Logger } from "../logger.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
 import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
+import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
-import { authKeyMaterial, issueServerIdentity, issueServiceClientIdentity } from "../wiring.ts";
+import { issueServerIdentity, issueServiceClientIdentity } from "../wiring.ts";
 import { type DataDir, openDataDir, resolveDataRoot } from "./data-dir.ts";
 
 export interface EmbeddedOptions {
@@ -100,27 +100,18 @@ export async function startEmbedded(
       hosts: [authListen.host, splitHostPort(config.auth.advertise_addr ?? config.auth.listen_addr).host],
       clock,
     });
-    const auth: RunningAuthServer = await startAuthServer({
+    const authRole = await startAuthRole({
+      config,
+      cas,
       backend,
       source,
       clock,
-      logger: logger.child({ component: "auth" }),
-      keys: authKeyMaterial(cas),
-      cluster: {
-        clusterName: config.cluster_name,
-        serverVersion: SERVER_VERSION,
-        minClientVersion: config.client_tools.min_version,
-        recommendedClientVersion: config.client_tools.recommended_version,
-      },
-      lockout: {
-        maxFailures: config.auth.lockout.max_failures,
-        lockoutMs: parseDuration(config.auth.lockout.duration),
-      },
-      tls: { ...authTls, clientCaPems: [cas.hostCa.certPem] },
-      host: authListen.host,
-      port: authListen.port,
+      logger,
+      tls: authTls,
+      listen: authListen,
     });
-    closers.push(() => auth.close());
+    const auth = authRole.server;
+    closers.push(() => authRole.close());
 
     const proxyConfig = proxyConfigFrom(
       opts.proxyListen ? { ...config, proxy: { ...config.proxy, listen_addr: opts.proxyListen } } : config,
@@ -197,14 +188,6 @@ export async function runEmbedded(opts: EmbeddedOptions): Promise<void> {
   }
   process.stdout.write(`${lines.join("\n")}\n`);
 
-  await new Promise<void>((resolve) => {
-    const stop = (): void => {
-      process.off("SIGTERM", stop);
-      process.off("SIGINT", stop);
-      resolve();
-    };
-    process.on("SIGTERM", stop);
-    process.on("SIGINT", stop);
-  });
+  await untilSignal();
   await platform.close();
 }

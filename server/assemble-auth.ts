@@ -1,0 +1,78 @@
+// Builds the auth server with every handler it serves, from the loaded CAs, state backend and
+// resource source. Shared by `svcd start` (embedded) and `svcd auth` (Kubernetes), so both run
+// exactly the same RPC set.
+import type { Backend } from "../core/backend/backend.ts";
+import type { CertificateAuthorities } from "../core/ca/authorities.ts";
+import type { Clock } from "../core/clock.ts";
+import { parseDuration } from "../core/duration.ts";
+import type { ResourceSource } from "../core/sources/source.ts";
+import { AgentlessProbe } from "./auth/agent-probe.ts";
+import { AgentJoin } from "./auth/join-agent.ts";
+import { type RunningAuthServer, startAuthServer } from "./auth/server.ts";
+import type { Config } from "./config.ts";
+import type { Logger } from "./logger.ts";
+import { SERVER_VERSION } from "./version.ts";
+import { authKeyMaterial, type TlsIdentity } from "./wiring.ts";
+
+export interface AuthRole {
+  server: RunningAuthServer;
+  close(): Promise<void>;
+}
+
+export async function startAuthRole(o: {
+  config: Config;
+  cas: CertificateAuthorities;
+  backend: Backend;
+  source: ResourceSource;
+  clock: Clock;
+  logger: Logger;
+  tls: TlsIdentity;
+  listen: { host: string; port: number };
+}): Promise<AuthRole> {
+  const keys = authKeyMaterial(o.cas);
+  const logger = o.logger.child({ component: "auth" });
+  const agentJoin = new AgentJoin({
+    backend: o.backend,
+    source: o.source,
+    clock: o.clock,
+    logger,
+    hostSshSigner: o.cas.sshHostSigner,
+    hostCa: o.cas.hostCa,
+    publicKeys: keys.publicKeys,
+  });
+  const server = await startAuthServer({
+    backend: o.backend,
+    source: o.source,
+    clock: o.clock,
+    logger,
+    keys,
+    cluster: {
+      clusterName: o.config.cluster_name,
+      serverVersion: SERVER_VERSION,
+      minClientVersion: o.config.client_tools.min_version,
+      recommendedClientVersion: o.config.client_tools.recommended_version,
+    },
+    lockout: {
+      maxFailures: o.config.auth.lockout.max_failures,
+      lockoutMs: parseDuration(o.config.auth.lockout.duration),
+    },
+    agentJoin,
+    tls: { ...o.tls, clientCaPems: [o.cas.hostCa.certPem] },
+    host: o.listen.host,
+    port: o.listen.port,
+  });
+  const probe = new AgentlessProbe({
+    backend: o.backend,
+    clock: o.clock,
+    logger,
+    hostCaKeys: () => [o.cas.sshHostCaPublicKey],
+  });
+  probe.start();
+  return {
+    server,
+    close: async () => {
+      await probe.stop();
+      await server.close();
+    },
+  };
+}
