@@ -212,6 +212,23 @@ describe("KubernetesSource on a real kube-apiserver", () => {
     );
   });
 
+  it("never caches kubectl's last-applied copy (it can hold a pruned inline secret)", async () => {
+    const connector: Manifest = {
+      ...examples().Connector,
+      metadata: { name: "lastapplied" },
+    };
+    const spec = structuredClone(connector["spec"]) as { settings: Record<string, string> };
+    spec.settings["client_secret"] = "hunter2-annotation";
+    const res = await admin(["apply", "--validate=ignore", "-f", "-"], toYaml({ ...connector, spec }));
+    expect(res.code).toBe(0);
+    // The apiserver pruned the field from spec, but kubectl's annotation still carries it.
+    const stored = await admin(["get", "connectors.svc.dev", "lastapplied", "-o", "json"]);
+    expect(stored.stdout).toContain("hunter2-annotation");
+    const cached = await eventually("lastapplied in cache", () => src().get("Connector", "lastapplied"));
+    expect(cached.spec.settings).not.toHaveProperty("client_secret");
+    expect(JSON.stringify(cached)).not.toContain("hunter2");
+  });
+
   it("keeps the last good version when an object turns invalid, and takes the fixed one", async () => {
     const good = role("keep", { allow: { logins: ["good"] } });
     expect((await admin(["apply", "-f", "-"], toYaml(good))).code).toBe(0);

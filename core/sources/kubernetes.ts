@@ -104,10 +104,24 @@ function nameOf(obj: KubernetesObject): string {
   return obj.metadata?.name ?? "";
 }
 
-/** The object without what only the apiserver needs (managedFields are large and never read). */
+/** kubectl's copy of the raw input of a client-side apply. */
+const LAST_APPLIED = "kubectl.kubernetes.io/last-applied-configuration";
+
+/**
+ * The object without what we never read: managedFields (large), and kubectl's last-applied
+ * annotation, which holds the raw input, including any field the apiserver pruned (an inlined
+ * secret applied with validation off must not live on in our cache).
+ */
 function trimmed(obj: RawObject): unknown {
   const copy = structuredClone(obj) as RawObject;
-  if (copy.metadata) delete copy.metadata.managedFields;
+  if (copy.metadata) {
+    delete copy.metadata.managedFields;
+    const annotations = copy.metadata.annotations;
+    if (annotations && LAST_APPLIED in annotations) {
+      delete annotations[LAST_APPLIED];
+      if (Object.keys(annotations).length === 0) delete copy.metadata.annotations;
+    }
+  }
   return copy;
 }
 
@@ -269,7 +283,8 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
           const body = {
             apiVersion: r.apiVersion,
             kind,
-            metadata: { ...existing.metadata, ...meta },
+            // managedFields left out: the apiserver keeps them (sending them would reset ownership).
+            metadata: { ...existing.metadata, managedFields: undefined, ...meta },
             spec: r.spec,
           };
           written = (await this.#api.replaceNamespacedCustomObject({ ...base, name, body })) as RawObject;
