@@ -319,8 +319,7 @@ spec: { roles: [node], join_method: token, secret_hash: "${hash64}", expires: "$
       ]),
     );
     usage.used.set("used-token", { usedBy: "node-1", usedAt: "2026-11-23T01:02:03Z" });
-    // Nudge: a label change is an update event (redemptions live in auth, outside the watch).
-    await must(kubectl(admin(), ["-n", NS, "label", "jointokens.svc.dev/used-token", "nudge=1"]));
+    // No watch event tells the operator: it asks auth again every recheck period (1 s here).
     await must(
       kubectl(admin(), [
         "-n",

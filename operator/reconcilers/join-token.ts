@@ -1,6 +1,7 @@
 // JoinToken: the phase says whether it can still be redeemed. Used (auth's redemption record, via
 // TokenUsage) wins over Expired (the clock against spec.expires); otherwise Pending and Ready=True,
-// and the token is looked at again when it is due to expire so the phase flips on time. No
+// and the token is looked at again when it is due to expire so the phase flips on time (and every
+// recheck period for a redemption). No
 // finalizer: auth reads the token itself and forgets its redemption record on its own.
 import type { JoinTokenStatus } from "../../core/resources/index.ts";
 import type { TokenRedemption } from "../auth-hooks.ts";
@@ -43,7 +44,10 @@ export async function reconcileJoinToken(
       message: `can be redeemed until ${checked.resource.spec.expires}`,
     };
     extra = { phase: "Pending", used: false };
+    // Look again when it expires, and, since a redemption happens in auth without any watch event
+    // here, every recheck period while auth can tell us about redemptions.
     requeueAfterMs = expiresAt - now + 1_000;
+    if (ctx.tokenUsage) requeueAfterMs = Math.min(requeueAfterMs, ctx.recheckMs);
   }
   // status
   await writeStatus(ctx, "JoinToken", raw, state, extra);
