@@ -86,7 +86,12 @@ export interface MachineEnv {
 }
 
 export async function startMachineEnv(
-  opts: { stsEndpoints?: string[]; stsTransport?: StsTransport; resources?: unknown[] } = {},
+  opts: {
+    stsEndpoints?: string[];
+    stsTransport?: StsTransport;
+    resources?: unknown[];
+    jwtIssuer?: string;
+  } = {},
 ): Promise<MachineEnv> {
   const clock = systemClock;
   const dir = await mkdtemp(join(tmpdir(), "svc-machine-"));
@@ -143,6 +148,7 @@ export async function startMachineEnv(
         agentJoin,
         ...(opts.stsEndpoints ? { stsEndpoints: opts.stsEndpoints } : {}),
         ...(opts.stsTransport ? { stsTransport: opts.stsTransport } : {}),
+        ...(opts.jwtIssuer ? { jwtIssuer: opts.jwtIssuer } : {}),
       }),
     });
     port = running.port;
