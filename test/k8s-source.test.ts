@@ -82,7 +82,7 @@ function findEvent(type: SourceEvent["type"], kind: ResourceKind, name: string, 
 }
 
 beforeAll(async () => {
-  kube = await startKube({ users: [{ name: "nobody" }] });
+  kube = await startKube({ users: [{ name: "nobody" }, { name: "lister" }] });
   expect((await kubectl(k().adminKubeconfig, ["create", "namespace", NS])).code).toBe(0);
   expect((await kubectl(k().adminKubeconfig, ["apply", "-f", CRD_DIR])).code).toBe(0);
   const established = await kubectl(k().adminKubeconfig, [
@@ -333,6 +333,55 @@ describe("KubernetesSource on a real kube-apiserver", () => {
     // What was there before the restart is still there.
     expect(src().get("User", "alice")).toBeDefined();
     expect(src().get("Role", "keep")?.spec.allow?.logins).toEqual(["fixed"]);
+  });
+
+  it("a deletion its watch never saw is caught by the next list (snapshot), after a watch error", async () => {
+    // "lister" may list but not watch Roles: every watch fails (403), the informer is replaced
+    // after the backoff and lists again; only that list can reveal the deletion.
+    const grant = `
+apiVersion: rbac.authorization.k8s.io/v1
+kind: Role
+metadata: { name: list-only, namespace: ${NS} }
+rules: [{ apiGroups: [svc.dev], resources: [roles], verbs: [get, list] }]
+---
+apiVersion: rbac.authorization.k8s.io/v1
+kind: RoleBinding
+metadata: { name: list-only, namespace: ${NS} }
+roleRef: { apiGroup: rbac.authorization.k8s.io, kind: Role, name: list-only }
+subjects: [{ kind: User, name: lister, apiGroup: rbac.authorization.k8s.io }]
+`;
+    expect((await kubectl(k().adminKubeconfig, ["apply", "-f", "-"], grant)).stderr).toBe("");
+    expect(
+      (await admin(["apply", "-f", "-"], toYaml(role("doomed", { allow: { logins: ["d"] } })))).code,
+    ).toBe(0);
+    const errors: SvcError[] = [];
+    const listOnly = new KubernetesSource({
+      kubeConfig: loadKubeConfig(k().kubeconfigFor("lister")),
+      namespace: NS,
+      kinds: ["Role"],
+      backoffInitialMs: 100,
+      backoffMaxMs: 400,
+      resyncMs: 0,
+      onWatchError: (_kind, err) => errors.push(err),
+    });
+    const deleted: string[] = [];
+    listOnly.subscribe((e) => {
+      if (e.type === "delete") deleted.push(e.resource.metadata.name);
+    });
+    await listOnly.start();
+    try {
+      await listOnly.waitSynced(AbortSignal.timeout(WAIT_MS));
+      expect(listOnly.get("Role", "doomed")).toBeDefined();
+      await eventually("a watch error", () => (errors.length > 0 ? true : undefined));
+      expect(errors[0]?.code).toBe("access_denied");
+      expect((await admin(["delete", "roles.svc.dev", "doomed"])).code).toBe(0);
+      await eventually("doomed removed by a relist", () =>
+        listOnly.get("Role", "doomed") ? undefined : true,
+      );
+      expect(deleted).toContain("doomed");
+    } finally {
+      await listOnly.stop();
+    }
   });
 
   it("waitSynced rejects on abort when the identity may not list (403 reported, typed)", async () => {
