@@ -43,7 +43,21 @@ export function openTerminal(o: OpenOptions): Promise<OpenResult> {
   const keep = o.keepOutput ?? true;
   const chunks: Buffer[] = [];
   let count = 0;
-  let text = "";
+  // Output as latin1 pieces with their start offsets: searches join only the recent pieces, so a
+  // flood of output stays linear (one big concatenated string would be re-flattened per search).
+  const pieces: string[] = [];
+  const starts: number[] = [];
+  const textFrom = (start: number): string => {
+    let i = pieces.length;
+    while (i > 0 && (starts[i - 1] ?? 0) > start) i--;
+    if (i === 0) return pieces.join("").slice(start);
+    const from = i - 1;
+    return pieces
+      .slice(from)
+      .join("")
+      .slice(start - (starts[from] ?? 0));
+  };
+  const tail = (): string => textFrom(Math.max(0, count - 400));
   const controls: Control[] = [];
   const listeners = new Set<() => void>();
   const notify = (): void => {
@@ -51,11 +65,12 @@ export function openTerminal(o: OpenOptions): Promise<OpenResult> {
   };
   ws.on("message", (data: Buffer, isBinary: boolean) => {
     if (isBinary) {
-      count += data.length;
       if (keep) {
         chunks.push(data);
-        text += data.toString("latin1");
+        pieces.push(data.toString("latin1"));
+        starts.push(count);
       }
+      count += data.length;
     } else controls.push(JSON.parse(data.toString("utf8")) as Control);
     notify();
   });
@@ -77,15 +92,13 @@ export function openTerminal(o: OpenOptions): Promise<OpenResult> {
           clearTimeout(timer);
           listeners.delete(tick);
           reject(
-            new Error(
-              `socket closed while waiting for ${what}; output tail: ${JSON.stringify(text.slice(-400))}`,
-            ),
+            new Error(`socket closed while waiting for ${what}; output tail: ${JSON.stringify(tail())}`),
           );
         }
       };
       const timer = setTimeout(() => {
         listeners.delete(tick);
-        reject(new Error(`timed out waiting for ${what}; output tail: ${JSON.stringify(text.slice(-400))}`));
+        reject(new Error(`timed out waiting for ${what}; output tail: ${JSON.stringify(tail())}`));
       }, timeoutMs);
       listeners.add(tick);
       tick();
@@ -101,10 +114,10 @@ export function openTerminal(o: OpenOptions): Promise<OpenResult> {
       let scanned = from;
       return waitUntil(
         () => {
-          const start = Math.max(from, scanned - overlap);
-          scanned = text.length;
-          if (typeof want === "string") return text.indexOf(want, start) >= 0 ? want : undefined;
-          return want.exec(text.slice(start))?.[0];
+          const hay = textFrom(Math.max(from, scanned - overlap));
+          scanned = count;
+          if (typeof want === "string") return hay.includes(want) ? want : undefined;
+          return want.exec(hay)?.[0];
         },
         timeoutMs,
         String(want),

@@ -4,7 +4,7 @@
 // choice (the button), never automatic.
 import { FitAddon } from "/web/vendor/addon-fit.mjs";
 import { Terminal } from "/web/vendor/xterm.mjs";
-import { setStatus, toLogin } from "./common.js";
+import { api, setStatus, toLogin } from "./common.js";
 
 const params = new URLSearchParams(location.search);
 const node = params.get("node") ?? "";
@@ -83,5 +83,20 @@ disconnectBtn.addEventListener("click", () => {
 // Handles for people debugging in the console and for the end-to-end test.
 window.svcTerminal = { term, fit, connect, socket: () => socket };
 
-if (node === "") ended("no node given: open /web/terminal?node=<hostname>&login=<login>", "error");
-else connect();
+// A WebSocket refused for lack of a session only shows as "closed" in a browser, so the session
+// is checked first and a missing one goes to the login page.
+async function start() {
+  if (node === "") {
+    ended("no node given: open /web/terminal?node=<hostname>&login=<login>", "error");
+    return;
+  }
+  try {
+    await api("/v1/webapi/session");
+  } catch (err) {
+    if (err.status === 401) toLogin();
+    else ended(err.message, "error");
+    return;
+  }
+  connect();
+}
+start();
