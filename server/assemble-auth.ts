@@ -5,9 +5,10 @@ import type { Backend } from "../core/backend/backend.ts";
 import type { CertificateAuthorities } from "../core/ca/authorities.ts";
 import type { Clock } from "../core/clock.ts";
 import { parseDuration } from "../core/duration.ts";
-import type { ResourceSource } from "../core/sources/source.ts";
+import type { ResourceSource, ResourceWriter } from "../core/sources/source.ts";
 import { AgentlessProbe } from "./auth/agent-probe.ts";
 import { AgentJoin } from "./auth/join-agent.ts";
+import { machineIdentityHandlers } from "./auth/machine-identity-deps.ts";
 import { type RunningAuthServer, startAuthServer } from "./auth/server.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
@@ -24,6 +25,8 @@ export async function startAuthRole(o: {
   cas: CertificateAuthorities;
   backend: Backend;
   source: ResourceSource;
+  /** Resource writes of the admin RPCs (svcctl users/tokens/agent-identities): folder or Kubernetes. */
+  writer?: ResourceWriter;
   clock: Clock;
   logger: Logger;
   tls: TlsIdentity;
@@ -40,7 +43,19 @@ export async function startAuthRole(o: {
     hostCa: o.cas.hostCa,
     publicKeys: keys.publicKeys,
   });
+  const writer = o.writer ? { writer: o.writer } : {};
   const server = await startAuthServer({
+    // Bots and SPIFFE (Create/List/DeleteAgentIdentity, Bootstrap/Renew, AuthenticateSPIFFE).
+    ...machineIdentityHandlers({
+      backend: o.backend,
+      source: o.source,
+      ...writer,
+      clock: o.clock,
+      logger,
+      cas: o.cas,
+      agentJoin,
+    }),
+    ...writer,
     backend: o.backend,
     source: o.source,
     clock: o.clock,

@@ -8,14 +8,22 @@ import { CertificateAuthorities } from "../../core/ca/authorities.ts";
 import { FileCaKeyStore } from "../../core/ca/key-store.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { FolderSource } from "../../core/sources/folder.ts";
+import { webRoutes } from "../../web/serve.ts";
 import { startAuthRole } from "../assemble-auth.ts";
+import { PasswordResets } from "../auth/admin-password-reset.ts";
 import { setPassword } from "../auth/passwords.ts";
 import { splitHostPort } from "../config.ts";
 import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
 import { createLogger, type Logger } from "../logger.ts";
+import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
+import { recordingRoutes } from "../proxy/recordings-route.ts";
+import { passwordResetRoutes } from "../proxy/routes/password-reset.ts";
+import { userCertRoutes } from "../proxy/routes/user-certs.ts";
 import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
+import { GrpcTerminalAuthApi } from "../proxy/terminal-auth.ts";
+import { terminalRoutes } from "../proxy/terminal-route.ts";
 import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
 import { issueServerIdentity, issueServiceClientIdentity } from "../wiring.ts";
@@ -36,6 +44,8 @@ export interface RunningPlatform {
   proxyUrl: string;
   diagnosticsPort: number | undefined;
   hostCaPem: string;
+  /** First start without SVC_ADMIN_PASSWORD_FILE: the first admin's one-time reset token. */
+  firstAdminReset?: { username: string; token: string; expires: Date };
   close(): Promise<void>;
 }
 
@@ -92,7 +102,14 @@ export async function startEmbedded(
     await source.start();
     closers.push(() => source.stop());
 
-    if (data.firstAdmin) await setPassword(backend, data.firstAdmin.name, data.firstAdmin.password);
+    // A generated first-admin secret is a one-time reset token (docs/cli.md): the admin picks the
+    // password. A password from SVC_ADMIN_PASSWORD_FILE is set as is.
+    let firstAdminReset: RunningPlatform["firstAdminReset"];
+    if (data.firstAdmin?.generated) {
+      firstAdminReset = await new PasswordResets({ backend, clock }).issue(data.firstAdmin.name);
+    } else if (data.firstAdmin) {
+      await setPassword(backend, data.firstAdmin.name, data.firstAdmin.password);
+    }
 
     const authListen = splitHostPort(opts.authListen ?? config.auth.listen_addr);
     const authTls = await issueServerIdentity(cas, {
@@ -105,6 +122,7 @@ export async function startEmbedded(
       cas,
       backend,
       source,
+      writer: source,
       clock,
       logger,
       tls: authTls,
@@ -132,6 +150,22 @@ export async function startEmbedded(
       serverName: "localhost",
     });
     closers.push(async () => authApi.close());
+    const cliAuthApi = new GrpcCliAuthApi({
+      address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
+      caPems: [cas.hostCa.certPem],
+      certPem: proxyClient.certPem,
+      keyPem: proxyClient.keyPem,
+      serverName: "localhost",
+    });
+    closers.push(async () => cliAuthApi.close());
+    const terminalAuth = new GrpcTerminalAuthApi({
+      address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
+      caPems: [cas.hostCa.certPem],
+      certPem: proxyClient.certPem,
+      keyPem: proxyClient.keyPem,
+      serverName: "localhost",
+    });
+    closers.push(async () => terminalAuth.close());
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfig,
       tls: proxyTls,
@@ -139,6 +173,14 @@ export async function startEmbedded(
       logger: logger.child({ component: "proxy" }),
       ready: () => source.synced(),
       resources: source,
+      // The browser terminal (and `svc ssh`), recordings, the web UI, and the CLI routes.
+      routes: [
+        terminalRoutes({ terminalAuth, clock }),
+        recordingRoutes({ terminalAuth }),
+        webRoutes(),
+        passwordResetRoutes({ api: cliAuthApi }),
+        userCertRoutes({ api: cliAuthApi }),
+      ],
     });
     closers.push(() => proxy.close());
 
@@ -157,6 +199,7 @@ export async function startEmbedded(
       proxyUrl: proxy.url,
       diagnosticsPort: diagnostics?.port,
       hostCaPem: cas.hostCa.certPem,
+      ...(firstAdminReset ? { firstAdminReset } : {}),
       close,
     };
   } catch (err) {
@@ -176,12 +219,15 @@ export async function runEmbedded(opts: EmbeddedOptions): Promise<void> {
     `  auth:  ${platform.authAddress} (gRPC, TLS 1.3)`,
     `  trust the proxy with the host CA in ${join(data.root, "host-ca.pem")}`,
   ];
-  if (data.firstAdmin?.generated) {
+  const reset = platform.firstAdminReset;
+  if (reset) {
+    const hours = Math.round((reset.expires.getTime() - Date.now()) / 3_600_000);
     lines.push(
       "",
-      `First start: log in as "${data.firstAdmin.name}" with this one-time secret (shown only now):`,
-      `  ${data.firstAdmin.password}`,
-      `  svc login --proxy ${publicAddr} --user ${data.firstAdmin.name}`,
+      `First start: choose the password of "${reset.username}" with this one-time reset token`,
+      `(shown only now, single use, valid ${hours} h):`,
+      `  svc login --proxy ${publicAddr} --ca ${join(data.root, "host-ca.pem")} --reset-token ${reset.token}`,
+      `  or open https://${publicAddr}/web/reset?token=${reset.token}`,
     );
   } else if (data.firstAdmin) {
     lines.push("", `First start: "${data.firstAdmin.name}" has the password from SVC_ADMIN_PASSWORD_FILE.`);

@@ -1,0 +1,84 @@
+// What the CLI-facing proxy routes ask auth, beyond the web API's AuthApi: IssueUserCerts with the
+// caller's session (`svc certs`, `svc ssh --direct`) and the unauthenticated ResetPassword (the
+// one-time token is the proof). Auth decides everything; the proxy only forwards.
+import { UnavailableError } from "../../core/errors.ts";
+import { type AuthServiceClient, callUnary, createAuthClient, userMetadata } from "../auth/client.ts";
+
+export interface IssuedUserCerts {
+  certificate: string;
+  principals: string[];
+  keyId: string;
+  validAfter: Date;
+  validBefore: Date;
+  hostCaKeys: string[];
+}
+
+export interface CliAuthApi {
+  issueUserCerts(sessionId: string, publicKeyLine: string, ttlSeconds: number): Promise<IssuedUserCerts>;
+  resetPassword(token: string, newPassword: string): Promise<{ username: string }>;
+  close(): void;
+}
+
+export interface GrpcCliAuthOptions {
+  address: string;
+  caPems: readonly string[];
+  /** the proxy's own client certificate and key, issued by the host CA */
+  certPem: string;
+  keyPem: string;
+  serverName?: string;
+  timeoutMs?: number;
+}
+
+export class GrpcCliAuthApi implements CliAuthApi {
+  readonly #client: AuthServiceClient;
+  readonly #timeoutMs: number;
+
+  constructor(o: GrpcCliAuthOptions) {
+    this.#client = createAuthClient({
+      address: o.address,
+      caPems: [...o.caPems],
+      certPem: o.certPem,
+      keyPem: o.keyPem,
+      ...(o.serverName ? { serverName: o.serverName } : {}),
+    });
+    this.#timeoutMs = o.timeoutMs ?? 10_000;
+  }
+
+  async issueUserCerts(
+    sessionId: string,
+    publicKeyLine: string,
+    ttlSeconds: number,
+  ): Promise<IssuedUserCerts> {
+    const r = await callUnary(
+      this.#client,
+      "IssueUserCerts",
+      { ssh_public_key: publicKeyLine, ttl_seconds: ttlSeconds },
+      userMetadata(sessionId),
+      { deadline: Date.now() + this.#timeoutMs },
+    );
+    if (!r.ssh_certificate) throw new UnavailableError("auth issued no certificate");
+    return {
+      certificate: r.ssh_certificate,
+      principals: r.principals ?? [],
+      keyId: r.key_id,
+      validAfter: new Date(Number(r.valid_after_unix_ms)),
+      validBefore: new Date(Number(r.valid_before_unix_ms)),
+      hostCaKeys: r.host_ca_ssh_public_keys ?? [],
+    };
+  }
+
+  async resetPassword(token: string, newPassword: string): Promise<{ username: string }> {
+    const r = await callUnary(
+      this.#client,
+      "ResetPassword",
+      { token, new_password: newPassword },
+      undefined,
+      { deadline: Date.now() + this.#timeoutMs },
+    );
+    return { username: r.username };
+  }
+
+  close(): void {
+    this.#client.close();
+  }
+}

@@ -1,0 +1,73 @@
+// One-time password reset (docs/cli.md): POST /v1/webapi/password/reset trades the token that
+// `svcctl users add|reset` printed (or the first start) for a new password, and /web/reset is a
+// minimal page doing the same from a browser. Rate-limited like login (per client address); a
+// browser from a foreign Origin is refused like on login. Auth checks and burns the token.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { type Static, Type } from "@sinclair/typebox";
+import type { FastifyInstance, FastifyPluginAsync, FastifyRequest } from "fastify";
+import { AccessDeniedError } from "../../../core/errors.ts";
+import type { CliAuthApi } from "../cli-auth-api.ts";
+import { originAllowed } from "../credentials.ts";
+import { commonErrors, errorResponses } from "../schemas.ts";
+
+export const PASSWORD_RESET_PATH = "/v1/webapi/password/reset";
+export const RESET_PAGE_PATH = "/web/reset";
+
+const ResetBody = Type.Object(
+  {
+    token: Type.String({ minLength: 1, maxLength: 256, description: "the one-time reset token" }),
+    password: Type.String({
+      minLength: 1,
+      maxLength: 1024,
+      description: "the new password (>= 12 characters)",
+    }),
+  },
+  { additionalProperties: false },
+);
+const ResetDone = Type.Object({ username: Type.String({ description: "whose password was set" }) });
+
+const webDir = join(import.meta.dirname, "..", "..", "..", "web");
+
+export function passwordResetRoutes(opts: { api: Pick<CliAuthApi, "resetPassword"> }): FastifyPluginAsync {
+  const page = readFileSync(join(webDir, "reset.html"));
+  const script = readFileSync(join(webDir, "reset.js"));
+  return async (app: FastifyInstance) => {
+    const publicOrigin = new URL(app.proxyConfig.publicUrl).origin;
+    async function sameOriginOnly(request: FastifyRequest): Promise<void> {
+      const origin = request.headers.origin;
+      if (!originAllowed(typeof origin === "string" ? origin : undefined, publicOrigin)) {
+        throw new AccessDeniedError("cross-origin password reset refused");
+      }
+    }
+
+    app.post<{ Body: Static<typeof ResetBody> }>(
+      PASSWORD_RESET_PATH,
+      {
+        schema: {
+          summary: "Set a new password with a one-time reset token",
+          tags: ["session"],
+          body: ResetBody,
+          response: { 200: ResetDone, ...errorResponses(401, 403, 429, ...commonErrors) },
+        },
+        preHandler: [sameOriginOnly, app.limitLoginAttempts],
+      },
+      async (request) => opts.api.resetPassword(request.body.token, request.body.password),
+    );
+
+    // The page reads the token from its own URL (?token=...) and never sends it anywhere else.
+    app.get(RESET_PAGE_PATH, { schema: { hide: true } }, async (_request, reply) =>
+      reply
+        .header("content-type", "text/html; charset=utf-8")
+        .header("cache-control", "no-store")
+        .header("referrer-policy", "no-referrer")
+        .send(page),
+    );
+    app.get(`${RESET_PAGE_PATH}.js`, { schema: { hide: true } }, async (_request, reply) =>
+      reply
+        .header("content-type", "text/javascript; charset=utf-8")
+        .header("cache-control", "no-cache")
+        .send(script),
+    );
+  };
+}
