@@ -39,7 +39,13 @@ export interface OpenOptions {
 export function openTerminal(o: OpenOptions): Promise<OpenResult> {
   const url = new URL("/v1/webapi/ssh/connect", o.baseUrl.replace(/^https:/, "wss:"));
   for (const [k, v] of Object.entries(o.query)) url.searchParams.set(k, v);
-  const ws = new WebSocket(url, { ca: o.caPem, servername: o.servername, headers: o.headers ?? {} });
+  // ws hands these to tls.connect; servername (the proxy's public name) is not in its typings.
+  const wsOptions: WebSocket.ClientOptions & { servername: string } = {
+    ca: o.caPem,
+    servername: o.servername,
+    headers: o.headers ?? {},
+  };
+  const ws = new WebSocket(url, wsOptions);
   const keep = o.keepOutput ?? true;
   const chunks: Buffer[] = [];
   let count = 0;
