@@ -483,6 +483,28 @@ spec: { roles: [ops], cert_ttl: 30m }
     expect((await fetch(`http://127.0.0.1:${op?.diagnosticsPort}/healthz`)).status).toBe(200);
   });
 
+  it("recovers after an apiserver restart: watches resume and new objects are reconciled", async () => {
+    // Under make e2e-kind there is no apiserver to restart; the rest of the test still runs.
+    await cluster?.kube?.restartApiserver();
+    await apply(`
+apiVersion: svc.dev/v1
+kind: Role
+metadata: { name: after-apiserver-restart }
+spec: { allow: { logins: [yuser] } }
+`);
+    await must(
+      kubectl(admin(), [
+        "-n",
+        NS,
+        "wait",
+        "--for=condition=Ready",
+        "--timeout=120s",
+        "roles.svc.dev/after-apiserver-restart",
+      ]),
+    );
+    await eventually("leading again", async () => (op?.isReconciling() ? true : undefined));
+  });
+
   it("a second start keeps the CA Secrets exactly as they were", async () => {
     const before = await caSecrets();
     await op?.stop();
