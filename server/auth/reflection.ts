@@ -1,6 +1,6 @@
 // Server reflection for every service auth serves. protobufjs (under @grpc/proto-loader) names
-// the implicit entry message of a map field after the field ("Labels"), where protoc and the
-// descriptor rules say "<Field>Entry" ("LabelsEntry"); strict clients such as grpcurl (Go
+// the implicit entry message of a map field after the field ("Node_labels"), where protoc and
+// the descriptor rules say "<CamelField>Entry" ("NodeLabelsEntry"); strict clients such as grpcurl (Go
 // protobuf) then refuse the whole file. The descriptors are rewritten with the standard names
 // before they are handed to @grpc/reflection. The wire format is unaffected.
 import { createRequire } from "node:module";
@@ -33,22 +33,26 @@ const descriptor = createRequire(loaderDir)("protobufjs/ext/descriptor") as {
   FileDescriptorProto: DescriptorCodec;
 };
 
+/** protoc's rule: "node_labels" -> "NodeLabelsEntry" (underscores dropped, next letter upper-cased). */
+export function mapEntryName(fieldName: string): string {
+  const camel = fieldName.replace(/_+([a-zA-Z0-9])/g, (_m, c: string) => c.toUpperCase());
+  return `${camel.charAt(0).toUpperCase()}${camel.slice(1)}Entry`;
+}
+
 function fixMessage(m: MessageDescriptor): void {
-  const renamed = new Map<string, string>();
+  const entries = new Map<string, MessageDescriptor>();
   for (const nested of m.nestedType ?? []) {
-    if (nested.options?.mapEntry && nested.name && !nested.name.endsWith("Entry")) {
-      const fixed = `${nested.name.charAt(0).toUpperCase()}${nested.name.slice(1)}Entry`;
-      renamed.set(nested.name, fixed);
-      nested.name = fixed;
-    }
+    if (nested.options?.mapEntry && nested.name) entries.set(nested.name, nested);
     fixMessage(nested);
   }
   for (const f of m.field ?? []) {
-    if (!f.typeName) continue;
+    if (!f.typeName || !f.name) continue;
     const parts = f.typeName.split(".");
-    const last = parts[parts.length - 1] ?? "";
-    const fixed = renamed.get(last);
-    if (fixed) f.typeName = [...parts.slice(0, -1), fixed].join(".");
+    const entry = entries.get(parts[parts.length - 1] ?? "");
+    if (!entry) continue;
+    const fixed = mapEntryName(f.name);
+    entry.name = fixed;
+    f.typeName = [...parts.slice(0, -1), fixed].join(".");
   }
 }
 
