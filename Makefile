@@ -44,6 +44,7 @@ bench: deps provision
 gen: deps
 	node scripts/gen-proto.ts
 	node scripts/gen-crds.ts
+	node operator/gen-manifests.ts
 
 clean:
 	rm -rf node_modules data

@@ -3,6 +3,7 @@
 // so --help never lists a command that cannot run.
 import { Command, CommanderError } from "commander";
 import { isSvcError } from "../core/errors.ts";
+import { registerOperatorCommand } from "../operator/cli.ts";
 import { untilSignal } from "./signals.ts";
 import { SERVER_VERSION } from "./version.ts";
 
@@ -86,6 +87,8 @@ program
     await untilSignal();
     await agent.close();
   });
+
+registerOperatorCommand(program);
 
 try {
   await program.parseAsync(process.argv);
