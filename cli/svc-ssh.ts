@@ -1,0 +1,218 @@
+// `svc ssh [login@]node [command...]`. Default: an interactive shell through the proxy's terminal
+// WebSocket (/v1/webapi/ssh/connect, framing in server/proxy/terminal-protocol.ts): nothing but the
+// proxy has to be reachable. With a command, or --direct: the node is dialled at its advertised
+// address with an in-memory key and a short-lived certificate from the proxy, and the node is
+// trusted only through a host certificate from the cluster's host CA naming it.
+import WebSocket from "ws";
+import { systemClock } from "../core/clock.ts";
+import { type ErrorCode, NotFoundError, SvcError, UnavailableError } from "../core/errors.ts";
+import {
+  connectWithCertificate,
+  hostCertificateVerifier,
+  type SshClient,
+  shell,
+} from "../core/sshclient/index.ts";
+import { CliError, EXIT } from "./exit-codes.ts";
+import { requireSession } from "./profile.ts";
+import { splitProxyAddress } from "./proxy-client.ts";
+import { issueCerts } from "./svc-certs.ts";
+import { listNodes } from "./svc-nodes.ts";
+import { targetOf } from "./svc-session.ts";
+
+export function parseTarget(target: string, defaultLogin: string): { login: string; node: string } {
+  const at = target.lastIndexOf("@");
+  const login = at < 0 ? defaultLogin : target.slice(0, at);
+  const node = at < 0 ? target : target.slice(at + 1);
+  if (!login || !node) throw new CliError(`${JSON.stringify(target)} is not [login@]node`, EXIT.usage);
+  return { login, node };
+}
+
+function terminalSize(): { cols: number; rows: number } {
+  return { cols: process.stdout.columns || 80, rows: process.stdout.rows || 24 };
+}
+
+/** Puts a TTY stdin in raw mode for the session; returns how to undo it. */
+function rawStdin(): () => void {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) return () => {};
+  stdin.setRawMode(true);
+  return () => stdin.setRawMode(false);
+}
+
+export async function ssh(
+  target: string,
+  command: string[],
+  opts: { direct?: boolean; login?: string },
+): Promise<number> {
+  const p = await requireSession();
+  const { login, node } = parseTarget(target, opts.login ?? p.user);
+  if (opts.direct || command.length > 0) return direct(p, node, login, command.join(" "));
+  return viaProxy(p, node, login);
+}
+
+async function direct(
+  p: Awaited<ReturnType<typeof requireSession>>,
+  hostname: string,
+  login: string,
+  command: string,
+): Promise<number> {
+  const { nodes } = await listNodes();
+  const n = nodes.find((x) => x.hostname === hostname);
+  if (!n)
+    throw new NotFoundError(`unknown node ${JSON.stringify(hostname)} (svc ls lists the nodes you can see)`);
+  if (n.addresses.length === 0) throw new UnavailableError(`node ${hostname} advertises no address`);
+  const { key, certs } = await issueCerts(p, 0);
+  if (!certs.principals.includes(login)) {
+    throw new SvcError(
+      "access_denied",
+      `login ${JSON.stringify(login)} is not allowed by your roles (allowed: ${certs.principals.join(", ")})`,
+    );
+  }
+  let client: SshClient | undefined;
+  let lastError: unknown;
+  for (const address of n.addresses) {
+    const { host, port } = splitProxyAddress(address);
+    try {
+      client = await connectWithCertificate({
+        host,
+        port,
+        username: login,
+        privateKey: key.privateKey,
+        certificate: certs.certificate,
+        requireHostCertificate: true,
+        hostVerifier: hostCertificateVerifier({
+          trustedCaKeys: certs.host_ca_keys,
+          principal: n.hostname,
+          clock: systemClock,
+          onRefused: (reason) =>
+            process.stderr.write(`svc: node ${n.hostname} at ${address} refused: ${reason}\n`),
+        }),
+      });
+      break;
+    } catch (err) {
+      lastError = err;
+    }
+  }
+  if (!client) {
+    const why = lastError instanceof Error ? lastError.message : "unreachable";
+    throw new UnavailableError(`cannot connect to ${hostname} directly: ${why}`);
+  }
+  const c = client;
+  try {
+    const channel =
+      command !== ""
+        ? await new Promise<import("ssh2").ClientChannel>((resolve, reject) =>
+            c.exec(command, (err, ch) =>
+              err ? reject(new UnavailableError(`exec failed: ${err.message}`)) : resolve(ch),
+            ),
+          )
+        : await shell(c, { term: process.env.TERM ?? "xterm-256color", ...terminalSize() });
+    const restore = command === "" ? rawStdin() : () => {};
+    const onResize = (): void => {
+      const s = terminalSize();
+      channel.setWindow(s.rows, s.cols, 0, 0);
+    };
+    process.stdout.on("resize", onResize);
+    const code = await new Promise<number>((resolve) => {
+      let status = 0;
+      channel.on("exit", (codeOrNull: number | null, signal?: string) => {
+        status = codeOrNull ?? (signal ? 128 + 1 : EXIT.error);
+      });
+      channel.on("data", (d: Buffer) => process.stdout.write(d));
+      channel.stderr.on("data", (d: Buffer) => process.stderr.write(d));
+      channel.on("close", () => resolve(status));
+      process.stdin.on("data", (d: Buffer) => channel.write(d));
+      process.stdin.on("end", () => channel.end());
+    });
+    process.stdout.off("resize", onResize);
+    restore();
+    return code;
+  } finally {
+    process.stdin.pause();
+    c.end();
+  }
+}
+
+async function viaProxy(
+  p: Awaited<ReturnType<typeof requireSession>>,
+  node: string,
+  login: string,
+): Promise<number> {
+  const t = targetOf(p);
+  splitProxyAddress(t.proxy);
+  const size = terminalSize();
+  const url = `wss://${t.proxy}/v1/webapi/ssh/connect?${new URLSearchParams({
+    node,
+    login,
+    cols: String(size.cols),
+    rows: String(size.rows),
+  })}`;
+  const ws = new WebSocket(url, {
+    headers: { authorization: `Bearer ${p.session_id}` },
+    ...(t.insecure ? { rejectUnauthorized: false } : { ca: t.caPem ?? "" }),
+    handshakeTimeout: 30_000,
+  });
+  return new Promise<number>((resolve, reject) => {
+    let restore = (): void => {};
+    let settled = false;
+    let exitCode: number | undefined;
+    const finish = (err: unknown, code?: number): void => {
+      if (settled) return;
+      settled = true;
+      restore();
+      process.stdin.pause();
+      process.stdout.off("resize", onResize);
+      if (err) reject(err);
+      else resolve(code ?? EXIT.ok);
+    };
+    const onResize = (): void => {
+      const s = terminalSize();
+      if (ws.readyState === WebSocket.OPEN)
+        ws.send(JSON.stringify({ type: "resize", cols: s.cols, rows: s.rows }));
+    };
+    ws.on("unexpected-response", (_req, res) => {
+      const status = res.statusCode ?? 0;
+      const code: ErrorCode =
+        status === 401 ? "not_authenticated" : status === 403 ? "access_denied" : "unavailable";
+      finish(new SvcError(code, `the proxy refused the terminal (HTTP ${status})`));
+    });
+    ws.on("open", () => {
+      // Input is forwarded at once: the proxy keeps what arrives before the shell is ready.
+      restore = rawStdin();
+      process.stdin.on("data", (d: Buffer) => {
+        if (ws.readyState === WebSocket.OPEN) ws.send(d, { binary: true });
+      });
+      process.stdin.on("end", () => {
+        // Without a TTY, the end of input is a Ctrl-D on the remote PTY (EOF for the shell), so
+        // output still on its way is not cut off as a "close" control would.
+        if (!process.stdin.isTTY && ws.readyState === WebSocket.OPEN)
+          ws.send(Buffer.from([4]), { binary: true });
+      });
+      process.stdin.resume();
+      process.stdout.on("resize", onResize);
+    });
+    ws.on("message", (data: Buffer, isBinary: boolean) => {
+      if (isBinary) {
+        process.stdout.write(data);
+        return;
+      }
+      let m: { type?: string; code?: unknown; message?: unknown };
+      try {
+        m = JSON.parse(data.toString("utf8")) as typeof m;
+      } catch {
+        return;
+      }
+      if (m.type === "error") {
+        const code = typeof m.code === "string" ? (m.code as ErrorCode) : "internal";
+        finish(new SvcError(code, typeof m.message === "string" ? m.message : "terminal error"));
+        ws.close();
+      } else if (m.type === "exit") {
+        exitCode = typeof m.code === "number" ? m.code : EXIT.error;
+      }
+    });
+    ws.on("close", () => finish(undefined, exitCode ?? EXIT.ok));
+    ws.on("error", (err: Error) =>
+      finish(new UnavailableError(`terminal connection to ${t.proxy} failed: ${err.message}`)),
+    );
+  });
+}

@@ -1,0 +1,126 @@
+// `svcctl export --type app-jwt|user-ca|host-ca`: public CA material, OFFLINE. Reads the CA store
+// directly (the embedded data folder's ca/, or the CA Secrets in Kubernetes) without creating
+// anything: a store without the CA is an error, never a fresh CA. The app-jwt output is the JWKS
+// that the proxy serves at /workload-identity/app-jwt-jwks.json (same keys, same fields).
+import { access } from "node:fs/promises";
+import { isAbsolute, join, resolve } from "node:path";
+import { CertificateAuthorities } from "../core/ca/authorities.ts";
+import { type CaKeyStore, FileCaKeyStore } from "../core/ca/key-store.ts";
+import { knownHostsCertAuthority } from "../core/certs/key-ids.ts";
+import { systemClock } from "../core/clock.ts";
+import { NotFoundError } from "../core/errors.ts";
+import { loadConfigFile } from "../server/config.ts";
+import { CliError, EXIT } from "./exit-codes.ts";
+import { printJson } from "./output.ts";
+
+export const EXPORT_TYPES = ["app-jwt", "user-ca", "host-ca"] as const;
+export type ExportType = (typeof EXPORT_TYPES)[number];
+
+/** A store that can only read: loading must never mint a CA on an admin's laptop. */
+class ReadOnlyCaStore implements CaKeyStore {
+  readonly #inner: CaKeyStore;
+  readonly #where: string;
+  constructor(inner: CaKeyStore, where: string) {
+    this.#inner = inner;
+    this.#where = where;
+  }
+  get(name: string): Promise<Uint8Array | undefined> {
+    return this.#inner.get(name);
+  }
+  async createOnce(name: string): Promise<"created" | "exists"> {
+    throw new NotFoundError(`no CA "${name}" in ${this.#where}: has the platform been started with it?`);
+  }
+}
+
+export interface ExportOptions {
+  type?: string;
+  dataDir?: string;
+  kubeconfig?: string;
+  namespace?: string;
+  secretPrefix?: string;
+  json?: boolean;
+}
+
+async function fileStore(
+  dataDir: string | undefined,
+): Promise<{ store: CaKeyStore; where: string; cluster?: string }> {
+  const root = resolve(dataDir ?? (process.env.SVC_DATA_DIR || "data"));
+  const configPath = join(root, "svc.yaml");
+  let caDir = join(root, "ca");
+  let cluster: string | undefined;
+  const hasConfig = await access(configPath).then(
+    () => true,
+    () => false,
+  );
+  if (hasConfig) {
+    const config = await loadConfigFile(configPath);
+    cluster = config.cluster_name;
+    if (config.ca_store.type !== "files") {
+      throw new CliError(
+        `${configPath} keeps its CAs in ${config.ca_store.type}: use --kubeconfig/--namespace`,
+        EXIT.usage,
+      );
+    }
+    caDir = isAbsolute(config.ca_store.path) ? config.ca_store.path : join(root, config.ca_store.path);
+  }
+  const exists = await access(caDir).then(
+    () => true,
+    () => false,
+  );
+  if (!exists) throw new NotFoundError(`no CA folder at ${caDir} (pass --data-dir, or set $SVC_DATA_DIR)`);
+  return { store: new FileCaKeyStore(caDir), where: caDir, ...(cluster ? { cluster } : {}) };
+}
+
+async function secretStore(o: ExportOptions): Promise<{ store: CaKeyStore; where: string }> {
+  if (!o.namespace)
+    throw new CliError("--kubeconfig needs --namespace (where auth's CA Secrets live)", EXIT.usage);
+  // Loaded only here: the Kubernetes client is large and the file case does not need it.
+  const [{ KubeConfig }, { SecretCaKeyStore }] = await Promise.all([
+    import("@kubernetes/client-node"),
+    import("../core/ca/secret-store.ts"),
+  ]);
+  const kc = new KubeConfig();
+  kc.loadFromFile(o.kubeconfig ?? "");
+  return {
+    store: new SecretCaKeyStore({
+      kubeConfig: kc,
+      namespace: o.namespace,
+      ...(o.secretPrefix ? { prefix: o.secretPrefix } : {}),
+    }),
+    where: `Secrets in namespace ${o.namespace}`,
+  };
+}
+
+export async function exportCa(o: ExportOptions): Promise<void> {
+  const type = o.type as ExportType;
+  if (!EXPORT_TYPES.includes(type)) {
+    throw new CliError(`--type must be one of ${EXPORT_TYPES.join(", ")}`, EXIT.usage);
+  }
+  const { store, where, cluster } = o.kubeconfig
+    ? { ...(await secretStore(o)), cluster: undefined }
+    : await fileStore(o.dataDir);
+  // Names are only used when a CA is created, which the read-only store refuses.
+  const name = cluster ?? "svc-export";
+  const cas = await CertificateAuthorities.loadOrCreate(new ReadOnlyCaStore(store, where), {
+    clusterName: name,
+    trustDomain: name,
+    clock: systemClock,
+  });
+  if (type === "app-jwt") {
+    process.stdout.write(`${JSON.stringify(cas.appJwks())}\n`);
+    return;
+  }
+  const key = type === "user-ca" ? cas.sshUserCaPublicKey.trim() : cas.sshHostCaPublicKey.trim();
+  if (o.json) {
+    printJson({
+      type,
+      public_key: key,
+      ...(type === "host-ca"
+        ? { known_hosts: knownHostsCertAuthority("*", key), tls_ca_pem: cas.hostCa.certPem }
+        : { trusted_user_ca_keys: key }),
+    });
+    return;
+  }
+  // user-ca: a line for sshd's TrustedUserCAKeys; host-ca: a known_hosts @cert-authority line.
+  process.stdout.write(`${type === "user-ca" ? key : knownHostsCertAuthority("*", key)}\n`);
+}

@@ -1,0 +1,152 @@
+// svcctl: the admin CLI (docs/cli.md). gRPC to auth with the admin's own session; `export` is
+// offline (reads the CA store directly).
+import { Command, Option } from "commander";
+import { runCli } from "./exit-codes.ts";
+import { CLIENT_VERSION } from "./svc-session.ts";
+import { EXPORT_TYPES, exportCa } from "./svcctl-export.ts";
+import {
+  agentIdentitiesAdd,
+  agentIdentitiesLs,
+  agentIdentitiesRm,
+  auditSearch,
+  nodesLs,
+  tokensAdd,
+  tokensLs,
+  tokensRm,
+} from "./svcctl-tokens.ts";
+import { type GlobalOptions, rolesLs, usersAdd, usersLs, usersReset, usersRm } from "./svcctl-users.ts";
+
+export function svcctlProgram(): Command {
+  const program = new Command("svcctl")
+    .description("svc admin CLI: users, roles, join tokens, nodes, agent identities, CA export, audit")
+    .version(CLIENT_VERSION, "-v, --version")
+    .option(
+      "--auth <host:port>",
+      "auth gRPC address (default: $SVC_AUTH_ADDR, the profile's, else 127.0.0.1:3025)",
+    )
+    .option("--ca <file>", "host CA PEM to verify auth with (default: the profile's)")
+    .showHelpAfterError()
+    .exitOverride();
+
+  // Global options live on the root; every action merges them with its own.
+  const globals = (cmd: Command): GlobalOptions => cmd.optsWithGlobals() as GlobalOptions;
+  const json = (): Option => new Option("--json", "print JSON instead of text");
+  const group = (name: string, description: string): Command =>
+    program.command(name).description(description);
+
+  const users = group("users", "manage users (a new user gets a one-time password reset link)");
+  users
+    .command("add")
+    .description("create a user; prints a one-time reset token/link (no password is chosen by the admin)")
+    .argument("<name>", "user name")
+    .requiredOption("--roles <r1,r2>", "roles of the user")
+    .option("--logins <a,b>", "Unix logins the user may use (the logins trait)")
+    .addOption(json())
+    .action(async (name: string, _o, cmd: Command) => usersAdd(name, globals(cmd)));
+  users
+    .command("ls")
+    .description("list users")
+    .addOption(json())
+    .action(async (_o, cmd: Command) => usersLs(globals(cmd)));
+  users
+    .command("rm")
+    .description("delete a user (sessions and credentials go with it)")
+    .argument("<name>", "user name")
+    .addOption(json())
+    .action(async (name: string, _o, cmd: Command) => usersRm(name, globals(cmd)));
+  users
+    .command("reset")
+    .description("issue a new one-time password reset and revoke the user's sessions")
+    .argument("<name>", "user name")
+    .addOption(json())
+    .action(async (name: string, _o, cmd: Command) => usersReset(name, globals(cmd)));
+
+  group("roles", "inspect roles")
+    .command("ls")
+    .description("list roles")
+    .addOption(json())
+    .action(async (_o, cmd: Command) => rolesLs(globals(cmd)));
+
+  const tokens = group("tokens", "node join tokens");
+  tokens
+    .command("add")
+    .description("create a one-time node join token; prints it once with the svcd agent command")
+    .option("--name <name>", "token name (default: generated)")
+    .option("--ttl <duration>", "lifetime, e.g. 30m (default 1h, at most 30 days)")
+    .option("--labels <k=v,...>", "labels pinned on the node that joins")
+    .addOption(json())
+    .action(async (_o, cmd: Command) => tokensAdd(globals(cmd)));
+  tokens
+    .command("ls")
+    .description("list join tokens (never their secrets)")
+    .addOption(json())
+    .action(async (_o, cmd: Command) => tokensLs(globals(cmd)));
+  tokens
+    .command("rm")
+    .description("delete a join token")
+    .argument("<name>", "token name")
+    .addOption(json())
+    .action(async (name: string, _o, cmd: Command) => tokensRm(name, globals(cmd)));
+
+  group("nodes", "inspect nodes")
+    .command("ls")
+    .description("list nodes with id, status, address and labels")
+    .addOption(json())
+    .action(async (_o, cmd: Command) => nodesLs(globals(cmd)));
+
+  const bots = group("agent-identities", "bots (machine identities)");
+  bots
+    .command("add")
+    .description("create a bot and a one-time bootstrap token; prints it once with the svcd bot command")
+    .argument("<name>", "bot name")
+    .requiredOption("--roles <r1,r2>", "roles the bot acts with")
+    .option("--ttl <duration>", "certificate lifetime (default 1h)")
+    .option("--token-ttl <duration>", "bootstrap token lifetime (default 1h)")
+    .option("--allow-workload-svids", "the bot may request SPIFFE SVIDs for its workloads")
+    .option("--join <method>", "bootstrap method: only token (IAM join is not supported for bots)", "token")
+    .addOption(json())
+    .action(async (name: string, _o, cmd: Command) => agentIdentitiesAdd(name, globals(cmd)));
+  bots
+    .command("ls")
+    .description("list bots with their generation and lock state")
+    .addOption(json())
+    .action(async (_o, cmd: Command) => agentIdentitiesLs(globals(cmd)));
+  bots
+    .command("rm")
+    .description("delete a bot: its credentials stop renewing")
+    .argument("<name>", "bot name")
+    .addOption(json())
+    .action(async (name: string, _o, cmd: Command) => agentIdentitiesRm(name, globals(cmd)));
+
+  program
+    .command("export")
+    .description("print public CA material, offline, from the CA store (data folder or Kubernetes Secrets)")
+    .addOption(new Option("--type <type>", "what to export").choices(EXPORT_TYPES).makeOptionMandatory())
+    .option("--data-dir <dir>", "embedded data folder (default: $SVC_DATA_DIR, else ./data)")
+    .option("--kubeconfig <file>", "read the CA Secrets from Kubernetes instead")
+    .option("--namespace <ns>", "namespace of auth's CA Secrets (with --kubeconfig)")
+    .option("--secret-prefix <prefix>", "CA Secret name prefix (default svc-ca-)")
+    .addOption(json())
+    .action(async (_o, cmd: Command) => exportCa(globals(cmd)));
+
+  group("audit", "audit log")
+    .command("search")
+    .description("search audit events, newest first")
+    .option("--type <type>", "exact event type, e.g. user.login")
+    .option("--user <name>", "exact user name")
+    .option("--since <time|duration>", "from this time (RFC 3339) or this long ago (2h)")
+    .option("--until <time|duration>", "up to this time (RFC 3339) or this long ago")
+    .option("--limit <n>", "page size (default 50, max 500)")
+    .option("--offset <n>", "events to skip")
+    .addOption(json())
+    .action(async (_o, cmd: Command) => auditSearch(globals(cmd)));
+
+  return program;
+}
+
+if (import.meta.main) {
+  await runCli("svcctl", async () => {
+    await svcctlProgram().parseAsync(process.argv);
+    return undefined;
+  });
+}
