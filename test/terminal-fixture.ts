@@ -75,6 +75,37 @@ async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A plain OpenSSH sshd registered as an agentless node: its own host key is certified by auth
+ * (RegisterAgent agentless) before sshd starts on the registered port.
+ */
+export async function startAgentlessSshd(
+  env: AgentAuthEnv,
+  dir: string,
+  hostname: string,
+): Promise<RunningSshd> {
+  const sshdPort = await freePort();
+  const hostKeyPath = join(dir, `${hostname}_host_ed25519_key`);
+  await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", hostname, "-f", hostKeyPath]);
+  const reg = await registerAgentlessNode({
+    authAddress: env.address,
+    authServerName: env.serverName,
+    caPin: env.pin,
+    token: await env.addToken(`${hostname}-token`),
+    hostname,
+    address: `127.0.0.1:${sshdPort}`,
+    hostPublicKeyFile: `${hostKeyPath}.pub`,
+    outDir: join(dir, `${hostname}-node`),
+  });
+  return startSshd({
+    hostKey: { privatePath: hostKeyPath, publicLine: await readFile(`${hostKeyPath}.pub`, "utf8") },
+    hostCertificatePath: reg.hostCertificatePath,
+    trustedUserCaKeys: [env.cas.sshUserCaPublicKey],
+    // sshd listens on every Port line: ours (registered) and the harness's own.
+    extraConfig: [`Port ${sshdPort}`, "MaxStartups 200"],
+  });
+}
+
 export async function startTerminalFixture(
   o: { terminal?: Partial<TerminalRouteOptions>; proxyPort?: number } = {},
 ): Promise<TerminalFixture> {
@@ -118,27 +149,7 @@ export async function startTerminalFixture(
     });
     cleanups.push(() => agent.close());
 
-    // Agentless: the sshd's own host key is certified by auth before sshd starts on that port.
-    const sshdPort = await freePort();
-    const hostKeyPath = join(dir, "sshd_host_ed25519_key");
-    await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "node-sshd", "-f", hostKeyPath]);
-    const reg = await registerAgentlessNode({
-      authAddress: env.address,
-      authServerName: env.serverName,
-      caPin: env.pin,
-      token: await env.addToken("sshd-token"),
-      hostname: NODES.sshd,
-      address: `127.0.0.1:${sshdPort}`,
-      hostPublicKeyFile: `${hostKeyPath}.pub`,
-      outDir: join(dir, "sshd-node"),
-    });
-    const sshd = await startSshd({
-      hostKey: { privatePath: hostKeyPath, publicLine: await readFile(`${hostKeyPath}.pub`, "utf8") },
-      hostCertificatePath: reg.hostCertificatePath,
-      trustedUserCaKeys: [env.cas.sshUserCaPublicKey],
-      // sshd listens on every Port line: ours (registered) and the harness's own.
-      extraConfig: [`Port ${sshdPort}`],
-    });
+    const sshd = await startAgentlessSshd(env, dir, NODES.sshd);
     cleanups.push(() => sshd.stop());
 
     // A node that last reported an hour ago (the same store auth reads, written at that time).
