@@ -11,6 +11,7 @@ import { parseSshCertificate } from "../core/certs/ssh-cert.ts";
 import { verifyX509Leaf } from "../core/certs/x509.ts";
 import { systemClock } from "../core/clock.ts";
 import type { AgentIdentity } from "../core/resources/index.ts";
+import { caPin } from "../server/agent/ca-pin.ts";
 import { OUTPUT_FILES, STATE_FILE } from "../server/bot/files.ts";
 import { runBot } from "../server/bot/main.ts";
 import { addBot, type MachineEnv, startMachineEnv } from "./bot-fixture.ts";
@@ -64,7 +65,8 @@ describe("svcd bot", () => {
     settled = false;
     const p = runBot({
       authAddress: env.address,
-      hostCaPems: env.hostCaPems,
+      // First contact trusts auth through a pin of the host CA, as printed next to the token.
+      caPin: caPin(env.cas.hostCa.certPem),
       serverName: "localhost",
       ...(token ? { token } : {}),
       outDir,

@@ -11,6 +11,7 @@ import { type Clock, systemClock } from "../../core/clock.ts";
 import { BadParameterError, isSvcError, type SvcError } from "../../core/errors.ts";
 import { backoffDelayMs, renewalDelayMs } from "../../core/identity/schedule.ts";
 import type { AgentIdentityCredentials__Output } from "../../proto/generated/svc/v1/AgentIdentityCredentials.ts";
+import { firstContactCa } from "../agent/join.ts";
 import { agentMetadata, callUnary, createAuthClient } from "../auth/client.ts";
 import { type BotStateFile, prepareFolder, readState, writeOutputs, writeState } from "./files.ts";
 
@@ -24,8 +25,13 @@ export interface BotLogger {
 export interface BotOptions {
   /** "host:port" of auth */
   authAddress: string;
-  /** host CA certificate(s), PEM: verify auth's server certificate before the first credentials */
-  hostCaPems: readonly string[];
+  /**
+   * First contact only (later the folder holds the host CA): how to trust auth, one of the host
+   * CA PEM(s), a "sha256:<hex>" pin of the host CA, or a PEM file.
+   */
+  hostCaPems?: readonly string[];
+  caPin?: string;
+  caFile?: string;
   /** TLS name in auth's certificate when it differs from the address host */
   serverName?: string;
   /** bootstrap token "<name>.<secret>"; not needed when the folder already holds a bot */
@@ -97,7 +103,7 @@ class Bot {
     this.#clock = o.clock ?? systemClock;
   }
 
-  #client(tls?: { certPem: string; keyPem: string }, caPems: readonly string[] = this.#o.hostCaPems) {
+  #client(caPems: readonly string[], tls?: { certPem: string; keyPem: string }) {
     return createAuthClient({
       address: this.#o.authAddress,
       caPems,
@@ -110,7 +116,11 @@ class Bot {
     return { deadline: Date.now() + (this.#o.callTimeoutMs ?? 15_000) };
   }
 
-  async #save(creds: AgentIdentityCredentials__Output, keys: FreshKeys): Promise<BotStateFile> {
+  async #save(
+    creds: AgentIdentityCredentials__Output,
+    keys: FreshKeys,
+    caPems: readonly string[],
+  ): Promise<BotStateFile> {
     const state: BotStateFile = {
       version: 1,
       name: creds.name,
@@ -118,7 +128,7 @@ class Bot {
       renewalToken: creds.renewal_token,
       tlsKeyPem: keys.tlsKeyPem,
       tlsCertificatePem: creds.tls_certificate_pem,
-      hostCaPems: creds.host_ca_pems.length > 0 ? creds.host_ca_pems : [...this.#o.hostCaPems],
+      hostCaPems: creds.host_ca_pems.length > 0 ? creds.host_ca_pems : [...caPems],
       issuedAtMs: this.#clock.now().getTime(),
       expiresAtMs: creds.expires_unix_ms,
       renewAfterMs: creds.renew_after_unix_ms,
@@ -137,12 +147,24 @@ class Bot {
     return state;
   }
 
+  async #firstContactCa(): Promise<string[]> {
+    const o = this.#o;
+    if (o.hostCaPems && o.hostCaPems.length > 0) return [...o.hostCaPems];
+    return firstContactCa({
+      authAddress: o.authAddress,
+      ...(o.serverName ? { authServerName: o.serverName } : {}),
+      ...(o.caPin ? { caPin: o.caPin } : {}),
+      ...(o.caFile ? { caFile: o.caFile } : {}),
+    });
+  }
+
   async bootstrap(): Promise<BotStateFile> {
     const token = this.#o.token;
     if (!token)
       throw new BadParameterError("no bot credentials in the folder yet: a bootstrap token is required");
+    const caPems = await this.#firstContactCa();
     const keys = freshKeys("bootstrap");
-    const client = this.#client();
+    const client = this.#client(caPems);
     try {
       const creds = await callUnary(
         client,
@@ -151,7 +173,7 @@ class Bot {
         undefined,
         this.#deadline(),
       );
-      const state = await this.#save(creds, keys);
+      const state = await this.#save(creds, keys, caPems);
       this.#o.logger.info({ bot: state.name, generation: state.generation }, "bot bootstrapped");
       return state;
     } finally {
@@ -161,10 +183,10 @@ class Bot {
 
   async renew(state: BotStateFile): Promise<BotStateFile> {
     const keys = freshKeys(state.name);
-    const client = this.#client(
-      { certPem: state.tlsCertificatePem, keyPem: state.tlsKeyPem },
-      state.hostCaPems,
-    );
+    const client = this.#client(state.hostCaPems, {
+      certPem: state.tlsCertificatePem,
+      keyPem: state.tlsKeyPem,
+    });
     try {
       const creds = await callUnary(
         client,
@@ -179,7 +201,7 @@ class Bot {
         agentMetadata(state.name),
         this.#deadline(),
       );
-      const next = await this.#save(creds, keys);
+      const next = await this.#save(creds, keys, state.hostCaPems);
       this.#o.logger.info({ bot: next.name, generation: next.generation }, "bot credentials renewed");
       return next;
     } finally {
@@ -227,7 +249,5 @@ class Bot {
 
 /** Runs the bot until `signal` aborts; rejects on a refusal that retrying cannot fix. */
 export async function runBot(opts: BotOptions): Promise<void> {
-  if (opts.hostCaPems.length === 0)
-    throw new BadParameterError("the host CA certificate of auth is required");
   await new Bot(opts).run();
 }
