@@ -61,7 +61,7 @@ export async function runCli(prog: string, main: () => Promise<number | undefine
     // Commander already printed usage errors and help.
     if (!(err instanceof CommanderError)) {
       let msg = messageOf(err);
-      if (code === EXIT.notLoggedIn && !/svc login/.test(msg)) msg += " (run: svc login)";
+      if (code === EXIT.notLoggedIn && !/svc login|token/.test(msg)) msg += " (run: svc login)";
       process.stderr.write(`${prog}: error: ${msg}\n`);
     }
     process.exitCode = code;

@@ -51,10 +51,17 @@ export async function pingChecked(target: ProxyTarget): Promise<PingAnswer & { v
   return { ...ping, verdict: verdict.kind };
 }
 
-export async function ping(opts: { proxy?: string; json?: boolean }): Promise<void> {
-  const profile = opts.proxy
+export async function ping(opts: {
+  proxy?: string;
+  ca?: string;
+  insecureSkipVerify?: boolean;
+  json?: boolean;
+}): Promise<void> {
+  let profile: Profile = opts.proxy
     ? { proxy: opts.proxy, ...(await trustFor(opts.proxy)) }
     : await requireProfile();
+  if (opts.ca) profile = { proxy: profile.proxy, ca_pem: await readCa(opts.ca) };
+  else if (opts.insecureSkipVerify) profile = { proxy: profile.proxy, insecure: true };
   const p = await pingChecked(targetOf(profile));
   if (opts.json) {
     printJson({ ...p, client_version: CLIENT_VERSION });
@@ -69,6 +76,15 @@ export async function ping(opts: { proxy?: string; json?: boolean }): Promise<vo
       "",
     ].join("\n"),
   );
+}
+
+async function readCa(path: string): Promise<string> {
+  const pem = await readFile(path, "utf8").catch((err: Error) => {
+    throw new CliError(`cannot read --ca ${path}: ${err.message}`, EXIT.usage);
+  });
+  if (!pem.includes("-----BEGIN CERTIFICATE-----"))
+    throw new CliError(`${path} holds no PEM certificate`, EXIT.usage);
+  return pem;
 }
 
 /** Trust for a proxy named on the command line: the profile's CA when it is the same proxy. */
@@ -97,12 +113,7 @@ export async function login(opts: LoginOptions): Promise<void> {
   splitProxyAddress(proxy);
   let trust: Pick<Profile, "ca_pem" | "insecure">;
   if (opts.ca) {
-    const pem = await readFile(opts.ca, "utf8").catch((err: Error) => {
-      throw new CliError(`cannot read --ca ${opts.ca}: ${err.message}`, EXIT.usage);
-    });
-    if (!pem.includes("-----BEGIN CERTIFICATE-----"))
-      throw new CliError(`${opts.ca} holds no PEM certificate`, EXIT.usage);
-    trust = { ca_pem: pem };
+    trust = { ca_pem: await readCa(opts.ca) };
   } else if (opts.insecureSkipVerify) {
     warn(
       "--insecure-skip-verify: the proxy's identity is NOT checked; use --ca with the cluster's host-ca.pem instead",

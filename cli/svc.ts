@@ -19,8 +19,12 @@ export function svcProgram(): Command {
     .command("ping")
     .description("check that a proxy answers, which cluster it is, and whether this svc is recent enough")
     .option("--proxy <host:port>", "proxy to ask (default: the profile's)")
+    .option("--ca <file>", "PEM of the cluster's host CA to trust (default: the profile's)")
+    .option("--insecure-skip-verify", "do not verify the proxy's TLS certificate (unsafe)")
     .addOption(json())
-    .action(async (o: { proxy?: string; json?: boolean }) => ping(o));
+    .action(async (o: { proxy?: string; ca?: string; insecureSkipVerify?: boolean; json?: boolean }) =>
+      ping(o),
+    );
 
   program
     .command("login")

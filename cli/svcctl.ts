@@ -145,6 +145,8 @@ export function svcctlProgram(): Command {
 }
 
 if (import.meta.main) {
+  // grpc-js passes an IP address as TLS server name (DEP0123); it only clutters a CLI's stderr.
+  process.noDeprecation = true;
   await runCli("svcctl", async () => {
     await svcctlProgram().parseAsync(process.argv);
     return undefined;
