@@ -125,7 +125,7 @@ describe("BootstrapAgentIdentity and RenewAgentIdentity", () => {
   let token: string;
 
   beforeAll(async () => {
-    token = await addBot(env, { name: "deployer", roles: ["bot-ssh"] });
+    token = await addBot(env, { name: "deployer", roles: ["bot-ssh"], allowWorkloadSvids: true });
     held = await bootstrap(token);
   });
 
@@ -222,6 +222,24 @@ describe("BootstrapAgentIdentity and RenewAgentIdentity", () => {
     expect(real).toMatchObject({
       code: status.PERMISSION_DENIED,
       details: expect.stringContaining("locked"),
+    });
+    // Its client certificate no longer gets anything from auth either.
+    const svid = await statusOf(
+      callUnary(
+        env.clientWith({ certPem: held.creds.tls_certificate_pem, keyPem: held.tlsKeyPem }),
+        "IssueWorkloadSVID",
+        {
+          spiffe_path: "/role/ci/x",
+          tls_public_key_pem: freshKeys().tlsPublicPem,
+          jwt_audiences: [],
+          ttl_seconds: 0,
+        },
+        agentMetadata("deployer"),
+      ),
+    );
+    expect(svid).toMatchObject({
+      code: status.PERMISSION_DENIED,
+      details: "agent identity deployer is locked",
     });
     const events = await audit("bot.locked", "bot:deployer");
     expect(events.total_count).toBe(1);
