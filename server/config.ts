@@ -19,6 +19,27 @@ export const ConfigSchema = Type.Object(
         /** Where the proxy, agents and CLIs reach auth. */
         advertise_addr: Type.Optional(HostPort),
         diagnostics_addr: Type.Optional(HostPort),
+        /** Extra names (DNS or IP) on auth's TLS certificate, besides the advertise and listen hosts. */
+        tls_names: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 253 }), { maxItems: 32 })),
+        /**
+         * `svcd auth` in Kubernetes: auth issues the proxy's TLS identity (server + client
+         * certificate) into this Secret and renews it (docs/kubernetes-mode.md).
+         */
+        proxy_identity: Type.Optional(
+          Type.Object(
+            {
+              secret_name: Type.String({ minLength: 1, maxLength: 253 }),
+              /** Names on the proxy's server certificate besides the host of proxy.public_addr. */
+              dns_names: Type.Array(Type.String({ minLength: 1, maxLength: 253 }), {
+                maxItems: 32,
+                default: [],
+              }),
+              /** Lifetime of both certificates; re-issued when less than half remains. */
+              ttl: Type.String({ default: "24h" }),
+            },
+            { additionalProperties: false },
+          ),
+        ),
         session_ttl: Type.String({ default: "12h" }),
         lockout: Type.Object(
           {
@@ -37,6 +58,12 @@ export const ConfigSchema = Type.Object(
         public_addr: HostPort,
         oidc_issuer_url: Type.String({ pattern: "^https://" }),
         diagnostics_addr: Type.Optional(HostPort),
+        /** `svcd proxy`: where auth's gRPC listens (the embedded start dials its own auth). */
+        auth_addr: Type.Optional(HostPort),
+        /** TLS name expected on auth's certificate (default: the host of auth_addr). */
+        auth_server_name: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
+        /** `svcd proxy`: folder holding the identity auth issued (the mounted Secret). */
+        identity_dir: Type.Optional(Type.String({ minLength: 1 })),
       },
       { additionalProperties: false },
     ),
@@ -54,8 +81,16 @@ export const ConfigSchema = Type.Object(
         { type: Type.Literal("sqlite"), path: Type.String({ minLength: 1 }) },
         { additionalProperties: false },
       ),
+      // Exactly one of url, url_file (a mounted Secret) or url_env: see postgresUrl().
       Type.Object(
-        { type: Type.Literal("postgres"), url: Type.String({ pattern: "^postgres(ql)?://" }) },
+        {
+          type: Type.Literal("postgres"),
+          url: Type.Optional(Type.String({ pattern: "^postgres(ql)?://" })),
+          url_file: Type.Optional(Type.String({ minLength: 1 })),
+          url_env: Type.Optional(Type.String({ pattern: "^[A-Za-z_][A-Za-z0-9_]*$" })),
+          /** Schema holding the tables (default "svc"). */
+          schema: Type.Optional(Type.String({ pattern: "^[a-z_][a-z0-9_]{0,62}$" })),
+        },
         { additionalProperties: false },
       ),
     ]),
@@ -79,7 +114,12 @@ export const ConfigSchema = Type.Object(
         { additionalProperties: false },
       ),
       Type.Object(
-        { type: Type.Literal("kubernetes"), namespace: Type.String({ minLength: 1 }) },
+        {
+          type: Type.Literal("kubernetes"),
+          namespace: Type.String({ minLength: 1 }),
+          /** Prefix of the CA Secret names (the operator's --ca-secret-prefix; default "svc-ca-"). */
+          secret_prefix: Type.Optional(Type.String({ minLength: 1, maxLength: 200 })),
+        },
         { additionalProperties: false },
       ),
     ]),
@@ -101,7 +141,42 @@ export function checkConfig(raw: unknown, origin = "config"): Config {
     const field = first.path === "" ? "(top level)" : first.path.slice(1).replaceAll("/", ".");
     throw new BadParameterError(`${origin}: field ${field}: ${first.message}`);
   }
-  return withDefaults as Config;
+  const config = withDefaults as Config;
+  if (config.backend.type === "postgres") {
+    const { url, url_file, url_env } = config.backend;
+    const given = [url, url_file, url_env].filter((v) => v !== undefined).length;
+    if (given !== 1) {
+      throw new BadParameterError(`${origin}: field backend: give exactly one of url, url_file, url_env`);
+    }
+  }
+  return config;
+}
+
+/**
+ * The PostgreSQL URL of a postgres backend: inline, from a file (a mounted Secret; surrounding
+ * whitespace dropped) or from an environment variable. The URL itself never enters an error.
+ */
+export async function postgresUrl(
+  backend: { url?: string; url_file?: string; url_env?: string },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<string> {
+  let url: string | undefined = backend.url;
+  let from = "backend.url";
+  if (backend.url_file !== undefined) {
+    from = `backend.url_file ${backend.url_file}`;
+    try {
+      url = (await readFile(backend.url_file, "utf8")).trim();
+    } catch (err) {
+      throw new BadParameterError(`cannot read ${from}: ${(err as NodeJS.ErrnoException).code ?? "error"}`);
+    }
+  } else if (backend.url_env !== undefined) {
+    from = `backend.url_env $${backend.url_env}`;
+    url = env[backend.url_env]?.trim();
+  }
+  if (!url || !/^postgres(ql)?:\/\//.test(url)) {
+    throw new BadParameterError(`${from}: not a postgres:// URL`);
+  }
+  return url;
 }
 
 export async function loadConfigFile(path: string): Promise<Config> {

@@ -1,5 +1,6 @@
-// A diagnostics listener per process: Prometheus metrics (prom-client) and a liveness probe, on its
-// own address so metrics are never exposed on the public port.
+// A diagnostics listener per process: Prometheus metrics (prom-client), a liveness probe and, when
+// the role gives a ready() check, a readiness probe, on its own address so metrics are never
+// exposed on the public port.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { collectDefaultMetrics, Registry } from "prom-client";
@@ -18,8 +19,30 @@ export function createMetricsRegistry(component: string): Registry {
   return registry;
 }
 
-export async function startDiagnostics(registry: Registry, host: string, port: number): Promise<Diagnostics> {
+export interface DiagnosticsOptions {
+  /** /readyz answers 200 when this holds, 503 otherwise (or when it throws); 404 without it. */
+  ready?: () => boolean | Promise<boolean>;
+}
+
+export async function startDiagnostics(
+  registry: Registry,
+  host: string,
+  port: number,
+  opts: DiagnosticsOptions = {},
+): Promise<Diagnostics> {
   const server = createServer((req, res) => {
+    const ready = opts.ready;
+    if (req.method === "GET" && req.url === "/readyz" && ready) {
+      Promise.resolve()
+        .then(ready)
+        .catch(() => false)
+        .then((ok) => {
+          res
+            .writeHead(ok ? 200 : 503, { "content-type": "application/json" })
+            .end(ok ? '{"status":"ready"}' : '{"status":"not ready"}');
+        });
+      return;
+    }
     if (req.method === "GET" && req.url === "/metrics") {
       registry
         .metrics()

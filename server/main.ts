@@ -51,6 +51,26 @@ program
   );
 
 program
+  .command("auth")
+  .description(
+    "run auth alone (Kubernetes: informer cache, PostgreSQL, CA Secrets; issues the proxy identity)",
+  )
+  .requiredOption("-c, --config <file>", "config file")
+  .action(async (opts: { config: string }) => {
+    const { runAuth } = await import("./roles/auth.ts");
+    await runAuth(opts);
+  });
+
+program
+  .command("proxy")
+  .description("run the proxy alone: identity from a mounted folder, calls auth at proxy.auth_addr")
+  .requiredOption("-c, --config <file>", "config file")
+  .action(async (opts: { config: string }) => {
+    const { runProxy } = await import("./roles/proxy.ts");
+    await runProxy(opts);
+  });
+
+program
   .command("agent")
   .description("run the node agent: join once with a token, then serve SSH with a host certificate")
   .requiredOption("--auth <host:port>", "auth gRPC address")

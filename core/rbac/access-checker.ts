@@ -212,12 +212,13 @@ export function accessForUser(
   const missingRoles: string[] = [];
   for (const name of user.spec.roles) {
     const role = getRole(name);
-    if (role) roles.push(role);
+    // A Role being deleted (deletionTimestamp set, held by a finalizer) grants nothing any more.
+    if (role && !role.metadata.deletionTimestamp) roles.push(role);
     else missingRoles.push(name);
   }
   const subject: AccessSubject = {
     name: user.metadata.name,
-    roles: user.spec.disabled ? [] : roles,
+    roles: user.spec.disabled || user.metadata.deletionTimestamp ? [] : roles,
     traits: user.spec.traits ?? {},
   };
   if (externalTraits) subject.externalTraits = externalTraits;

@@ -1,0 +1,120 @@
+// Pieces the standalone auth and proxy roles share: the resource source the config names, the
+// kubeconfig, paths relative to the data folder, ordered shutdown, and patient retries.
+import { isAbsolute, resolve } from "node:path";
+import type { KubeConfig } from "@kubernetes/client-node";
+import { Gauge, type Registry } from "prom-client";
+import { FolderSource } from "../../core/sources/folder.ts";
+import { loadKubeConfig } from "../../core/sources/kube-api.ts";
+import { KubernetesSource } from "../../core/sources/kubernetes.ts";
+import type { ResourceSource, ResourceWriter } from "../../core/sources/source.ts";
+import type { Config } from "../config.ts";
+import type { Logger } from "../logger.ts";
+
+/** A path from the config: relative ones are relative to data_dir (else the working folder). */
+export function configPath(config: Config, path: string): string {
+  return isAbsolute(path) ? path : resolve(config.data_dir ?? ".", path);
+}
+
+/** The kubeconfig of the role: `source.kubeconfig`, else $KUBECONFIG, ~/.kube/config or in-cluster. */
+export function roleKubeConfig(config: Config): KubeConfig {
+  return loadKubeConfig(config.source.type === "kubernetes" ? config.source.kubeconfig : undefined);
+}
+
+/** The source the config names, started (not necessarily synced). */
+export async function startSource(
+  config: Config,
+  kubeConfig: () => KubeConfig,
+  logger: Logger,
+): Promise<ResourceSource & ResourceWriter> {
+  const source =
+    config.source.type === "kubernetes"
+      ? new KubernetesSource({
+          kubeConfig: kubeConfig(),
+          namespace: config.source.namespace,
+          onProblem: (p) =>
+            logger.warn({ problem: p }, "resource refused; it grants nothing (last good version kept)"),
+          onWatchError: (kind, err) => logger.warn({ kind, err: err.message }, "list/watch failed; retrying"),
+        })
+      : new FolderSource({
+          dir: configPath(config, config.source.path),
+          onProblem: (p) =>
+            logger.warn({ problem: p }, "manifest problem; the last good version stays in force"),
+        });
+  await source.start();
+  return source;
+}
+
+/** svc_source_synced: 1 once the resource cache is complete. */
+export function sourceSyncedGauge(registry: Registry, source: Pick<ResourceSource, "synced">): void {
+  new Gauge({
+    name: "svc_source_synced",
+    help: "1 once every kind of the resource source has been listed",
+    registers: [registry],
+    collect() {
+      this.set(source.synced() ? 1 : 0);
+    },
+  });
+}
+
+/** Stops in reverse order of start; one failure does not keep the others running. */
+export class Closers {
+  readonly #fns: Array<() => Promise<void> | void> = [];
+  readonly #logger: Logger;
+
+  constructor(logger: Logger) {
+    this.#logger = logger;
+  }
+
+  add(fn: () => Promise<void> | void): void {
+    this.#fns.push(fn);
+  }
+
+  async close(): Promise<void> {
+    for (const fn of this.#fns.splice(0).reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        this.#logger.warn({ err }, "error while stopping");
+      }
+    }
+  }
+}
+
+/**
+ * Runs `attempt` until it succeeds, with capped exponential backoff (0.5 s doubling to 10 s).
+ * For things another component provides at its own pace (the operator's CA Secrets, a mounted
+ * Secret). Rejects when the signal aborts.
+ */
+export async function retryUntil<T>(
+  what: string,
+  attempt: () => Promise<T>,
+  o: { logger: Logger; signal: AbortSignal; maxDelayMs?: number },
+): Promise<T> {
+  for (let failures = 0; ; failures++) {
+    o.signal.throwIfAborted();
+    try {
+      return await attempt();
+    } catch (err) {
+      if (o.signal.aborted) throw o.signal.reason;
+      const delay = Math.min(o.maxDelayMs ?? 10_000, 500 * 2 ** Math.min(failures, 10));
+      // The first failure and then every tenth: patient without flooding the log.
+      if (failures % 10 === 0) {
+        o.logger.warn(
+          { err: err instanceof Error ? err.message : String(err), retryInMs: delay },
+          `waiting for ${what}`,
+        );
+      }
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, delay);
+        o.signal.addEventListener(
+          "abort",
+          () => {
+            clearTimeout(t);
+            resolve();
+          },
+          { once: true },
+        );
+      });
+    }
+  }
+}

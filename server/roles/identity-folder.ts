@@ -1,0 +1,75 @@
+// The proxy's identity as the kubelet mounts it: a folder with the Secret's keys as files. Mounted
+// Secrets change by an atomic symlink swap, which file watchers miss, so the folder is polled and
+// a change is taken only when every file reads and parses (never half of an update).
+import { createHash } from "node:crypto";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { parseCertificatePem, privateKeyFromPem } from "../../core/certs/x509.ts";
+import { PreconditionFailedError } from "../../core/errors.ts";
+import { PROXY_IDENTITY_FILES, type ProxyIdentity } from "./proxy-identity.ts";
+
+export interface LoadedIdentity {
+  identity: ProxyIdentity;
+  /** Digest of all files: equal digests mean an unchanged identity. */
+  digest: string;
+  notAfter: Date;
+}
+
+/** Reads and checks the identity files; PreconditionFailedError when one is missing or unreadable. */
+export async function readIdentityFolder(dir: string): Promise<LoadedIdentity> {
+  const entries = Object.entries(PROXY_IDENTITY_FILES) as Array<[keyof ProxyIdentity, string]>;
+  const identity = {} as ProxyIdentity;
+  const hash = createHash("sha256");
+  for (const [field, file] of entries) {
+    let text: string;
+    try {
+      text = await readFile(join(dir, file), "utf8");
+    } catch (err) {
+      throw new PreconditionFailedError(
+        `identity file ${file}: ${(err as NodeJS.ErrnoException).code ?? "unreadable"}`,
+      );
+    }
+    identity[field] = text;
+    hash.update(file).update("\0").update(text).update("\0");
+  }
+  let notAfter: Date;
+  try {
+    const server = parseCertificatePem(identity.certPem);
+    const client = parseCertificatePem(identity.clientCertPem);
+    parseCertificatePem(identity.caPem);
+    privateKeyFromPem(identity.keyPem);
+    privateKeyFromPem(identity.clientKeyPem);
+    notAfter = new Date(Math.min(server.notAfter.getTime(), client.notAfter.getTime()));
+  } catch {
+    // No detail: the message of a key parser must not carry key bytes into a log.
+    throw new PreconditionFailedError("identity files do not hold certificates and keys");
+  }
+  return { identity, digest: hash.digest("hex"), notAfter };
+}
+
+/** Polls the folder; calls onChange with each new complete identity (not the first one). */
+export function watchIdentityFolder(
+  dir: string,
+  current: string,
+  onChange: (loaded: LoadedIdentity) => void,
+  o: { intervalMs: number; onError?: (err: unknown) => void },
+): () => void {
+  let digest = current;
+  let busy = false;
+  const timer = setInterval(() => {
+    if (busy) return;
+    busy = true;
+    readIdentityFolder(dir)
+      .then((loaded) => {
+        if (loaded.digest === digest) return;
+        digest = loaded.digest;
+        onChange(loaded);
+      })
+      .catch((err: unknown) => o.onError?.(err)) // mid-update or removed: keep the current identity
+      .finally(() => {
+        busy = false;
+      });
+  }, o.intervalMs);
+  timer.unref();
+  return () => clearInterval(timer);
+}

@@ -1,0 +1,196 @@
+// `svcd proxy`: the proxy role on its own, as the Kubernetes Deployment runs it. It holds no CA key
+// and no state: its TLS identity (server certificate for the public names, client certificate for
+// auth) comes from the folder where the Secret auth issues is mounted; it waits for that folder to
+// be complete, and reloads it when auth renews it. Resources (public connectors) come from the
+// informer cache. /readyz on the diagnostics listener: source synced and auth answering.
+import { Server as HttpsServer } from "node:https";
+import { type Clock, systemClock } from "../../core/clock.ts";
+import { webRoutes } from "../../web/serve.ts";
+import { type Config, loadConfigFile, splitHostPort } from "../config.ts";
+import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
+import { createLogger } from "../logger.ts";
+import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
+import { proxyConfigFrom } from "../proxy/config.ts";
+import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
+import { recordingRoutes } from "../proxy/recordings-route.ts";
+import { passwordResetRoutes } from "../proxy/routes/password-reset.ts";
+import { userCertRoutes } from "../proxy/routes/user-certs.ts";
+import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
+import { GrpcTerminalAuthApi } from "../proxy/terminal-auth.ts";
+import { terminalRoutes } from "../proxy/terminal-route.ts";
+import { untilSignal } from "../signals.ts";
+import { SERVER_VERSION } from "../version.ts";
+import type { RoleDeps } from "./auth.ts";
+import { Closers, configPath, retryUntil, roleKubeConfig, sourceSyncedGauge, startSource } from "./common.ts";
+import { type LoadedIdentity, readIdentityFolder, watchIdentityFolder } from "./identity-folder.ts";
+import { LiveResources } from "./live-source.ts";
+import type { ProxyIdentity } from "./proxy-identity.ts";
+
+export interface RunningProxy {
+  /** https://host:port actually bound */
+  url: string;
+  diagnosticsPort: number | undefined;
+  /** Digest of the identity in use (changes on reload). */
+  identityDigest(): string;
+  close(): Promise<void>;
+}
+
+/** The gRPC clients of one identity; replaced as a whole when the identity changes. */
+interface AuthClients {
+  authApi: GrpcAuthApi;
+  cliAuthApi: GrpcCliAuthApi;
+  terminalAuth: GrpcTerminalAuthApi;
+}
+
+function authClients(address: string, serverName: string, id: ProxyIdentity): AuthClients {
+  const o = { address, caPems: [id.caPem], certPem: id.clientCertPem, keyPem: id.clientKeyPem, serverName };
+  return {
+    authApi: new GrpcAuthApi(o),
+    cliAuthApi: new GrpcCliAuthApi(o),
+    terminalAuth: new GrpcTerminalAuthApi(o),
+  };
+}
+
+function closeClients(c: AuthClients): void {
+  c.authApi.close();
+  c.cliAuthApi.close();
+  c.terminalAuth.close();
+}
+
+/** An object that forwards every call to whatever `current()` is now, so routes keep one handle. */
+function forwarding<T extends object>(current: () => T): T {
+  return new Proxy({} as T, {
+    get(_target, prop) {
+      const target = current();
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+}
+
+/** Old clients may still carry calls that began before a reload: closed after this grace. */
+const OLD_CLIENTS_GRACE_MS = 60_000;
+
+export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<RunningProxy> {
+  const clock: Clock = deps.clock ?? systemClock;
+  const logger = (deps.logger ?? createLogger({ level: config.log_level, name: "svcd-proxy" })).child({
+    component: "proxy",
+  });
+  const { auth_addr: authAddr, identity_dir: identityDirSetting } = config.proxy;
+  if (!authAddr || !identityDirSetting) {
+    throw new Error("svcd proxy needs proxy.auth_addr and proxy.identity_dir in the config");
+  }
+  const identityDir = configPath(config, identityDirSetting);
+  const serverName = config.proxy.auth_server_name ?? splitHostPort(authAddr).host;
+  const closers = new Closers(logger);
+  const stopping = new AbortController();
+  closers.add(() => stopping.abort(new Error("proxy is stopping")));
+
+  let clients: AuthClients | undefined;
+  let source: LiveResources | undefined;
+  const ready = async (): Promise<boolean> =>
+    Boolean(source?.synced()) && clients !== undefined && (await clients.authApi.health().catch(() => false));
+
+  try {
+    const registry = createMetricsRegistry("proxy");
+    let diagnostics: Diagnostics | undefined;
+    if (config.proxy.diagnostics_addr) {
+      const d = splitHostPort(config.proxy.diagnostics_addr);
+      diagnostics = await startDiagnostics(registry, d.host, d.port, { ready });
+      const running = diagnostics;
+      closers.add(() => running.close());
+    }
+
+    const raw = await startSource(config, () => roleKubeConfig(config), logger);
+    closers.add(() => raw.stop());
+    source = new LiveResources(raw);
+    sourceSyncedGauge(registry, source);
+
+    // Auth writes the Secret once it runs; the kubelet mounts it some seconds later.
+    const signal = deps.signal ? AbortSignal.any([deps.signal, stopping.signal]) : stopping.signal;
+    let loaded: LoadedIdentity = await retryUntil(
+      "the proxy identity",
+      () => readIdentityFolder(identityDir),
+      {
+        logger,
+        signal,
+        maxDelayMs: 5_000,
+      },
+    );
+    clients = authClients(authAddr, serverName, loaded.identity);
+    closers.add(() => {
+      if (clients) closeClients(clients);
+    });
+    const current = (): AuthClients => {
+      if (!clients) throw new Error("proxy is stopped");
+      return clients;
+    };
+
+    const proxy: ProxyServer = await startProxyServer({
+      config: proxyConfigFrom(config, SERVER_VERSION),
+      tls: { certPem: loaded.identity.certPem, keyPem: loaded.identity.keyPem },
+      authApi: forwarding(() => current().authApi),
+      logger,
+      ready: () => source?.synced() ?? false,
+      resources: source,
+      routes: [
+        terminalRoutes({ terminalAuth: forwarding(() => current().terminalAuth), clock }),
+        recordingRoutes({ terminalAuth: forwarding(() => current().terminalAuth) }),
+        webRoutes(),
+        passwordResetRoutes({ api: forwarding(() => current().cliAuthApi) }),
+        userCertRoutes({ api: forwarding(() => current().cliAuthApi) }),
+      ],
+    });
+    closers.add(() => proxy.close());
+
+    const stopWatching = watchIdentityFolder(
+      identityDir,
+      loaded.digest,
+      (next) => {
+        const server = proxy.app.server;
+        if (server instanceof HttpsServer) {
+          server.setSecureContext({
+            cert: next.identity.certPem,
+            key: next.identity.keyPem,
+            minVersion: "TLSv1.2",
+          });
+        }
+        const old = clients;
+        clients = authClients(authAddr, serverName, next.identity);
+        if (old) setTimeout(() => closeClients(old), OLD_CLIENTS_GRACE_MS).unref();
+        loaded = next;
+        logger.info({ notAfter: next.notAfter.toISOString() }, "proxy identity reloaded");
+      },
+      { intervalMs: 2_000 },
+    );
+    closers.add(stopWatching);
+
+    return {
+      url: proxy.url,
+      diagnosticsPort: diagnostics?.port,
+      identityDigest: () => loaded.digest,
+      close: () => closers.close(),
+    };
+  } catch (err) {
+    await closers.close();
+    throw err;
+  }
+}
+
+/** `svcd proxy --config FILE`: runs until SIGTERM/SIGINT, then drains and exits. */
+export async function runProxy(opts: { config: string }): Promise<void> {
+  const config = await loadConfigFile(opts.config);
+  const logger = createLogger({ level: config.log_level, name: "svcd-proxy" });
+  const stop = new AbortController();
+  void untilSignal().then(() => stop.abort(new Error("stopped by a signal")));
+  let proxy: RunningProxy;
+  try {
+    proxy = await startProxy(config, { logger, signal: stop.signal });
+  } catch (err) {
+    if (stop.signal.aborted) return;
+    throw err;
+  }
+  logger.info({ url: proxy.url, diagnosticsPort: proxy.diagnosticsPort }, "proxy is serving");
+  if (!stop.signal.aborted) await new Promise((resolve) => stop.signal.addEventListener("abort", resolve));
+  await proxy.close();
+}
