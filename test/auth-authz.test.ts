@@ -50,6 +50,7 @@ const EXPECTED: Record<string, string> = {
   CreateJoinToken: "admin (tokens/create)",
   ListJoinTokens: "admin (tokens/list)",
   DeleteJoinToken: "admin (tokens/delete)",
+  AuthorizeNodeLogin: "user",
 };
 
 type CallerName = "anonymous" | "user" | "admin" | "agent" | "bot";

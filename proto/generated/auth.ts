@@ -34,6 +34,10 @@ import type {
   AuthenticateSPIFFEResponse__Output as _svc_v1_AuthenticateSPIFFEResponse__Output,
 } from "./svc/v1/AuthenticateSPIFFEResponse.ts";
 import type {
+  AuthorizeNodeLoginRequest as _svc_v1_AuthorizeNodeLoginRequest,
+  AuthorizeNodeLoginRequest__Output as _svc_v1_AuthorizeNodeLoginRequest__Output,
+} from "./svc/v1/AuthorizeNodeLoginRequest.ts";
+import type {
   BeginWebAuthnLoginRequest as _svc_v1_BeginWebAuthnLoginRequest,
   BeginWebAuthnLoginRequest__Output as _svc_v1_BeginWebAuthnLoginRequest__Output,
 } from "./svc/v1/BeginWebAuthnLoginRequest.ts";
@@ -356,6 +360,10 @@ export interface ProtoGrpcType {
       AuthenticateSPIFFEResponse: MessageTypeDefinition<
         _svc_v1_AuthenticateSPIFFEResponse,
         _svc_v1_AuthenticateSPIFFEResponse__Output
+      >;
+      AuthorizeNodeLoginRequest: MessageTypeDefinition<
+        _svc_v1_AuthorizeNodeLoginRequest,
+        _svc_v1_AuthorizeNodeLoginRequest__Output
       >;
       BeginWebAuthnLoginRequest: MessageTypeDefinition<
         _svc_v1_BeginWebAuthnLoginRequest,

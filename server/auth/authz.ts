@@ -67,6 +67,8 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   CreateJoinToken: admin("tokens", "create"),
   ListJoinTokens: admin("tokens", "list"),
   DeleteJoinToken: admin("tokens", "delete"),
+  // Browser terminal: the caller's own per-node login decision (docs/terminal.md).
+  AuthorizeNodeLogin: USER,
 };
 
 /** Inside ListRecordings/GetRecording: who sees every user's recordings ("list" alone: only your own). */

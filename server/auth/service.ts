@@ -51,6 +51,7 @@ import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./inte
 import type { AgentJoinHandler } from "./join-agent.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
+import { authorizeNodeLogin } from "./node-login.ts";
 import { NodeStore } from "./nodes.ts";
 import { deletePassword } from "./passwords.ts";
 import { peerIdentityFromCertificate } from "./peer.ts";
@@ -443,6 +444,10 @@ export class AuthService {
     CreateJoinToken: unary(async (req, caller) => this.#adminTokens.create(req, caller)),
     ListJoinTokens: unary(async () => this.#adminTokens.list()),
     DeleteJoinToken: unary(async (req, caller) => this.#adminTokens.remove(req, caller)),
+
+    AuthorizeNodeLogin: unary(async (req, caller) =>
+      authorizeNodeLogin(req, this.#checkerOrDeny(requireUser(caller).username), await this.nodes.list()),
+    ),
 
     GetSession: unary(async (_req, caller) => {
       const user = requireUser(caller);

@@ -27,6 +27,10 @@ import type {
   AuthenticateSPIFFEResponse__Output as _svc_v1_AuthenticateSPIFFEResponse__Output,
 } from "../../svc/v1/AuthenticateSPIFFEResponse.ts";
 import type {
+  AuthorizeNodeLoginRequest as _svc_v1_AuthorizeNodeLoginRequest,
+  AuthorizeNodeLoginRequest__Output as _svc_v1_AuthorizeNodeLoginRequest__Output,
+} from "../../svc/v1/AuthorizeNodeLoginRequest.ts";
+import type {
   BeginWebAuthnLoginRequest as _svc_v1_BeginWebAuthnLoginRequest,
   BeginWebAuthnLoginRequest__Output as _svc_v1_BeginWebAuthnLoginRequest__Output,
 } from "../../svc/v1/BeginWebAuthnLoginRequest.ts";
@@ -222,6 +226,7 @@ import type {
   ListWebAuthnDevicesResponse as _svc_v1_ListWebAuthnDevicesResponse,
   ListWebAuthnDevicesResponse__Output as _svc_v1_ListWebAuthnDevicesResponse__Output,
 } from "../../svc/v1/ListWebAuthnDevicesResponse.ts";
+import type { Node as _svc_v1_Node, Node__Output as _svc_v1_Node__Output } from "../../svc/v1/Node.ts";
 import type {
   PasswordResetToken as _svc_v1_PasswordResetToken,
   PasswordResetToken__Output as _svc_v1_PasswordResetToken__Output,
@@ -368,6 +373,47 @@ export interface AuthServiceClient extends grpc.Client {
   authenticateSpiffe(
     argument: _svc_v1_AuthenticateSPIFFERequest,
     callback: grpc.requestCallback<_svc_v1_AuthenticateSPIFFEResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  AuthorizeNodeLogin(
+    argument: _svc_v1_AuthorizeNodeLoginRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_Node__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthorizeNodeLogin(
+    argument: _svc_v1_AuthorizeNodeLoginRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_Node__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthorizeNodeLogin(
+    argument: _svc_v1_AuthorizeNodeLoginRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_Node__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthorizeNodeLogin(
+    argument: _svc_v1_AuthorizeNodeLoginRequest,
+    callback: grpc.requestCallback<_svc_v1_Node__Output>,
+  ): grpc.ClientUnaryCall;
+  authorizeNodeLogin(
+    argument: _svc_v1_AuthorizeNodeLoginRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_Node__Output>,
+  ): grpc.ClientUnaryCall;
+  authorizeNodeLogin(
+    argument: _svc_v1_AuthorizeNodeLoginRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_Node__Output>,
+  ): grpc.ClientUnaryCall;
+  authorizeNodeLogin(
+    argument: _svc_v1_AuthorizeNodeLoginRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_Node__Output>,
+  ): grpc.ClientUnaryCall;
+  authorizeNodeLogin(
+    argument: _svc_v1_AuthorizeNodeLoginRequest,
+    callback: grpc.requestCallback<_svc_v1_Node__Output>,
   ): grpc.ClientUnaryCall;
 
   BeginWebAuthnLogin(
@@ -1773,6 +1819,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_AuthenticateSPIFFEResponse
   >;
 
+  AuthorizeNodeLogin: grpc.handleUnaryCall<_svc_v1_AuthorizeNodeLoginRequest__Output, _svc_v1_Node>;
+
   BeginWebAuthnLogin: grpc.handleUnaryCall<
     _svc_v1_BeginWebAuthnLoginRequest__Output,
     _svc_v1_WebAuthnChallenge
@@ -1913,6 +1961,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_AuthenticateSPIFFEResponse,
     _svc_v1_AuthenticateSPIFFERequest__Output,
     _svc_v1_AuthenticateSPIFFEResponse__Output
+  >;
+  AuthorizeNodeLogin: MethodDefinition<
+    _svc_v1_AuthorizeNodeLoginRequest,
+    _svc_v1_Node,
+    _svc_v1_AuthorizeNodeLoginRequest__Output,
+    _svc_v1_Node__Output
   >;
   BeginWebAuthnLogin: MethodDefinition<
     _svc_v1_BeginWebAuthnLoginRequest,
