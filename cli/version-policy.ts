@@ -16,7 +16,8 @@ function parse(v: string): Parsed {
 }
 
 function comparePre(a: string[], b: string[]): number {
-  if (a.length === 0 || b.length === 0) return b.length - a.length; // release > pre-release
+  // A release ranks above its pre-releases.
+  if (a.length === 0 || b.length === 0) return a.length === b.length ? 0 : a.length === 0 ? 1 : -1;
   for (let i = 0; i < Math.max(a.length, b.length); i++) {
     const x = a[i];
     const y = b[i];
