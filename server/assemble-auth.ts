@@ -54,6 +54,8 @@ export async function startAuthRole(o: {
       logger,
       cas: o.cas,
       agentJoin,
+      jwtIssuer: o.config.proxy.oidc_issuer_url,
+      ...(o.config.auth.iam?.sts_endpoints ? { stsEndpoints: o.config.auth.iam.sts_endpoints } : {}),
     }),
     ...writer,
     backend: o.backend,

@@ -48,6 +48,13 @@ export const ConfigSchema = Type.Object(
           },
           { additionalProperties: false, default: {} },
         ),
+        /** Node join by cloud identity: the STS endpoints auth may forward proofs to (host or host:port). */
+        iam: Type.Optional(
+          Type.Object(
+            { sts_endpoints: Type.Optional(Type.Array(Type.String({ minLength: 1 }), { minItems: 1 })) },
+            { additionalProperties: false },
+          ),
+        ),
       },
       { additionalProperties: false },
     ),

@@ -7,6 +7,15 @@ import { registerOperatorCommand } from "../operator/cli.ts";
 import { untilSignal } from "./signals.ts";
 import { SERVER_VERSION } from "./version.ts";
 
+interface BotFlags {
+  auth: string;
+  token?: string;
+  caPin?: string;
+  caFile?: string;
+  authServerName?: string;
+  out: string;
+}
+
 interface AgentFlags {
   auth: string;
   authServerName?: string;
@@ -106,6 +115,34 @@ program
     );
     await untilSignal();
     await agent.close();
+  });
+
+program
+  .command("bot")
+  .description("run a bot: redeem a one-time bootstrap token, then keep its SSH and X.509 credentials fresh")
+  .requiredOption("--auth <host:port>", "auth gRPC address")
+  .option("--token <name.secret>", "one-time bootstrap token (first start only)")
+  .option("--ca-pin <sha256:hex>", "pin of the cluster's host CA (printed by `svcctl agent-identities add`)")
+  .option("--ca-file <file>", "the cluster's host CA certificate (instead of --ca-pin)")
+  .option("--auth-server-name <name>", "TLS name to expect on auth's certificate")
+  .requiredOption("--out <dir>", "folder for the credentials (written atomically, mode 0700)")
+  .action(async (opts: BotFlags) => {
+    const [{ runBot }, { createLogger }] = await Promise.all([
+      import("./bot/main.ts"),
+      import("./logger.ts"),
+    ]);
+    const stop = new AbortController();
+    void untilSignal().then(() => stop.abort());
+    await runBot({
+      authAddress: opts.auth,
+      outDir: opts.out,
+      logger: createLogger({ name: "svcd-bot" }),
+      signal: stop.signal,
+      ...(opts.token ? { token: opts.token } : {}),
+      ...(opts.caPin ? { caPin: opts.caPin } : {}),
+      ...(opts.caFile ? { caFile: opts.caFile } : {}),
+      ...(opts.authServerName ? { serverName: opts.authServerName } : {}),
+    });
   });
 
 registerOperatorCommand(program);
