@@ -16,7 +16,9 @@ start: deps
 test: deps provision
 	biome ci .
 	tsc -p tsconfig.json --noEmit
-	vitest run
+	@mkdir -p .tmp
+	vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json; status=$$?; \
+	  node scripts/test-summary.ts .tmp/vitest.json || status=1; exit $$status
 
 deps: node_modules/.install-stamp
 # `npm install` (not `npm ci`): npm 11's ci refuses this lock file over optional platform packages
