@@ -63,8 +63,9 @@ describe("Helm chart charts/svc", () => {
         .sort(),
     ).toEqual(["svc-auth", "svc-proxy"]);
     expect(ofKind("ServiceAccount").length).toBe(3);
-    expect(ofKind("Role").length).toBe(3);
-    expect(ofKind("RoleBinding").length).toBe(3);
+    // operator, auth, proxy, plus auth's proxy-identity Secret Role (auth-proxy-identity-rbac.yaml)
+    expect(ofKind("Role").length).toBe(4);
+    expect(ofKind("RoleBinding").length).toBe(4);
     expect(ofKind("CustomResourceDefinition").length).toBe(5);
   });
 

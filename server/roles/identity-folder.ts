@@ -1,7 +1,7 @@
 // The proxy's identity as the kubelet mounts it: a folder with the Secret's keys as files. Mounted
 // Secrets change by an atomic symlink swap, which file watchers miss, so the folder is polled and
 // a change is taken only when every file reads and parses (never half of an update).
-import { createHash } from "node:crypto";
+import { createHash, createPublicKey } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseCertificatePem, privateKeyFromPem } from "../../core/certs/x509.ts";
@@ -13,6 +13,11 @@ export interface LoadedIdentity {
   /** Digest of all files: equal digests mean an unchanged identity. */
   digest: string;
   notAfter: Date;
+}
+
+function samePublicKey(certSpki: ArrayBuffer, keyPem: string): boolean {
+  const spki = createPublicKey(privateKeyFromPem(keyPem)).export({ type: "spki", format: "der" });
+  return Buffer.from(certSpki).equals(spki);
 }
 
 /** Reads and checks the identity files; PreconditionFailedError when one is missing or unreadable. */
@@ -37,8 +42,10 @@ export async function readIdentityFolder(dir: string): Promise<LoadedIdentity> {
     const server = parseCertificatePem(identity.certPem);
     const client = parseCertificatePem(identity.clientCertPem);
     parseCertificatePem(identity.caPem);
-    privateKeyFromPem(identity.keyPem);
-    privateKeyFromPem(identity.clientKeyPem);
+    // Both pairs must match: a read that straddled an update is refused, the next poll retries.
+    if (!samePublicKey(server.publicKey.rawData, identity.keyPem)) throw new Error("server key mismatch");
+    if (!samePublicKey(client.publicKey.rawData, identity.clientKeyPem))
+      throw new Error("client key mismatch");
     notAfter = new Date(Math.min(server.notAfter.getTime(), client.notAfter.getTime()));
   } catch {
     // No detail: the message of a key parser must not carry key bytes into a log.

@@ -39,6 +39,11 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{ .Values.image.repository }}:{{ .Values.image.tag | default .Chart.AppVersion }}
 {{- end }}
 
+{{/* The Secret auth writes the proxy's TLS identity into and the proxy mounts. */}}
+{{- define "svc.proxyIdentitySecret" -}}
+{{ include "svc.fullname" . }}-proxy-identity
+{{- end }}
+
 {{/* The svcd configuration file. The PostgreSQL URL is a placeholder that auth's init container
 replaces from the Secret; the proxy never opens the backend, so it keeps the placeholder. */}}
 {{- define "svc.config" -}}
@@ -50,11 +55,23 @@ auth:
   advertise_addr: "{{ include "svc.fullname" . }}-auth.{{ .Release.Namespace }}.svc:{{ .Values.auth.port }}"
   diagnostics_addr: "0.0.0.0:{{ .Values.auth.diagnosticsPort }}"
   session_ttl: {{ .Values.auth.sessionTTL | quote }}
+  tls_names:
+    - "{{ include "svc.fullname" . }}-auth"
+    - "{{ include "svc.fullname" . }}-auth.{{ .Release.Namespace }}"
+    - "{{ include "svc.fullname" . }}-auth.{{ .Release.Namespace }}.svc.cluster.local"
+  proxy_identity:
+    secret_name: "{{ include "svc.proxyIdentitySecret" . }}"
+    dns_names:
+      - "{{ include "svc.fullname" . }}-proxy"
+      - "{{ include "svc.fullname" . }}-proxy.{{ .Release.Namespace }}.svc"
+    ttl: {{ .Values.proxy.identityTTL | quote }}
 proxy:
   listen_addr: "0.0.0.0:{{ .Values.proxy.port }}"
   public_addr: {{ .Values.proxy.publicAddr | quote }}
   oidc_issuer_url: "https://{{ .Values.proxy.publicAddr }}"
   diagnostics_addr: "0.0.0.0:{{ .Values.proxy.diagnosticsPort }}"
+  auth_addr: "{{ include "svc.fullname" . }}-auth.{{ .Release.Namespace }}.svc:{{ .Values.auth.port }}"
+  identity_dir: /var/run/svc/identity
 client_tools:
   min_version: {{ .Values.clientTools.minVersion | quote }}
   recommended_version: {{ .Values.clientTools.recommendedVersion | quote }}
@@ -64,6 +81,7 @@ source:
 ca_store:
   type: kubernetes
   namespace: {{ .Release.Namespace | quote }}
+  secret_prefix: {{ .Values.operator.caSecretPrefix | quote }}
 backend:
   type: postgres
   url: "postgres://url-from-secret.invalid/svc"
