@@ -43,7 +43,7 @@ export { PASSWORD };
 
 /**
  * alice: admin (logins alice, root). dave: ordinary user whose login is root. bob: ordinary user
- * with logins bob, deploy (no root).
+ * with logins bob, deploy (no root). erin: root only on env=prod nodes (none here).
  */
 export const NODES = { agent: "node-agent", sshd: "node-sshd", offline: "node-offline" } as const;
 
@@ -134,6 +134,21 @@ export async function startTerminalFixture(
       spec: { roles: ["access"], traits: { logins: ["root"] } },
     } as never);
     await setPassword(env.backend, "dave", PASSWORD);
+    // erin may be root only on env=prod nodes: her certificate still lists root (it carries every
+    // login of every role), so only the per-node decision keeps her out of the test nodes.
+    await env.source.apply({
+      apiVersion: API_VERSION,
+      kind: "Role",
+      metadata: { name: "prod-root" },
+      spec: { allow: { logins: ["root"], node_labels: { env: "prod" } } },
+    } as never);
+    await env.source.apply({
+      apiVersion: API_VERSION,
+      kind: "User",
+      metadata: { name: "erin" },
+      spec: { roles: ["access", "prod-root"], traits: { logins: ["erin"] } },
+    } as never);
+    await setPassword(env.backend, "erin", PASSWORD);
 
     const agent = await runAgent({
       authAddress: env.address,

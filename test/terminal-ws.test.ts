@@ -10,6 +10,7 @@ let fx: TerminalFixture;
 let alice = { sessionId: "", cookie: "" };
 let bob = { sessionId: "", cookie: "" };
 let dave = { sessionId: "", cookie: "" };
+let erin = { sessionId: "", cookie: "" };
 const open: TerminalConnection[] = [];
 
 beforeAll(async () => {
@@ -17,6 +18,7 @@ beforeAll(async () => {
   alice = await fx.login("alice");
   bob = await fx.login("bob");
   dave = await fx.login("dave");
+  erin = await fx.login("erin");
 }, 180_000);
 
 afterAll(async () => {
@@ -182,6 +184,14 @@ describe("terminal WebSocket refusals", () => {
       "access_denied",
       4403,
       /not allowed/,
+    ],
+    [
+      "a login granted only on other nodes (role node_labels)",
+      () => erin,
+      { node: NODES.agent, login: "root" },
+      "access_denied",
+      4403,
+      /login "root" is not allowed on this node/,
     ],
     [
       "an offline node",

@@ -12,7 +12,7 @@ import {
   fromGrpcError,
   userMetadata,
 } from "../auth/client.ts";
-import type { RecordingInfo } from "./auth-client.ts";
+import type { NodeInfo, RecordingInfo } from "./auth-client.ts";
 
 export interface UserCertificate {
   /** OpenSSH certificate line for the public key that was sent */
@@ -31,6 +31,11 @@ export interface RecordingDownload {
 }
 
 export interface TerminalAuthApi {
+  /**
+   * The node, if the caller may log in there as `login` (auth's per-node decision). Unknown or
+   * hidden node: NotFoundError; login not granted on that node: AccessDeniedError.
+   */
+  authorizeNodeLogin(sessionId: string, hostname: string, login: string): Promise<NodeInfo>;
   issueUserCertificate(
     sessionId: string,
     publicKeyLine: string,
@@ -63,6 +68,26 @@ export class GrpcTerminalAuthApi implements TerminalAuthApi {
       ...(opts.serverName ? { serverName: opts.serverName } : {}),
     });
     this.#timeoutMs = opts.timeoutMs ?? 10_000;
+  }
+
+  async authorizeNodeLogin(sessionId: string, hostname: string, login: string): Promise<NodeInfo> {
+    const n = await callUnary(
+      this.#client,
+      "AuthorizeNodeLogin",
+      { hostname, login },
+      userMetadata(sessionId),
+      { deadline: Date.now() + this.#timeoutMs },
+    );
+    const last = Number(n.last_heartbeat_unix_ms ?? 0);
+    return {
+      id: n.id ?? "",
+      hostname: n.hostname ?? "",
+      addresses: n.addresses ?? [],
+      labels: n.labels ?? {},
+      status: n.status ?? "",
+      ...(last > 0 ? { lastHeartbeat: new Date(last) } : {}),
+      version: n.version ?? "",
+    };
   }
 
   async issueUserCertificate(

@@ -14,7 +14,6 @@ import {
   AccessDeniedError,
   BadParameterError,
   NotAuthenticatedError,
-  NotFoundError,
   UnavailableError,
 } from "../../core/errors.ts";
 import {
@@ -75,14 +74,13 @@ export function splitAddress(address: string): { host: string; port: number } {
   return { host: m[1], port };
 }
 
-/** The node the caller may see under that hostname, and online. */
-export function pickNode(nodes: readonly NodeInfo[], hostname: string): NodeInfo {
-  const node = nodes.find((n) => n.hostname === hostname);
-  // Nodes the caller's roles hide are not listed: they are "unknown" too (no existence oracle).
-  if (!node) throw new NotFoundError(`unknown node ${JSON.stringify(hostname)}`);
-  if (node.status !== "online") throw new UnavailableError(`node ${JSON.stringify(hostname)} is offline`);
-  if (node.addresses.length === 0)
-    throw new UnavailableError(`node ${JSON.stringify(hostname)} has no address`);
+/** A node auth let us log in to must also be reachable: online, with an address. */
+export function requireReachable(node: NodeInfo): NodeInfo {
+  if (node.status !== "online")
+    throw new UnavailableError(`node ${JSON.stringify(node.hostname)} is offline`);
+  if (node.addresses.length === 0) {
+    throw new UnavailableError(`node ${JSON.stringify(node.hostname)} has no address`);
+  }
   return node;
 }
 
@@ -111,13 +109,15 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
     ): Promise<{ client: SshClient; node: NodeInfo; login: string }> {
       const sessionId = sessionOf(request).sessionId;
       const login = q.login ?? "root";
-      const node = pickNode(await app.authApi.listNodes(sessionId), q.node);
+      // Auth decides per node (roles' logins for its labels); hidden nodes are "unknown" too.
+      const node = requireReachable(await opts.terminalAuth.authorizeNodeLogin(sessionId, q.node, login));
       const key = generateSshKeyPair("ed25519", { comment: "svc-proxy-terminal" });
       const cert = await opts.terminalAuth.issueUserCertificate(
         sessionId,
         key.publicLine,
         opts.certTtlSeconds ?? 120,
       );
+      // Second guard: the certificate must carry the login (it carries all the user's logins).
       if (!cert.principals.includes(login)) {
         throw new AccessDeniedError(`login ${JSON.stringify(login)} is not allowed by your roles`);
       }
