@@ -142,6 +142,9 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
             }),
             timeoutMs: opts.connectTimeoutMs ?? 20_000,
           });
+          // Keystrokes are tiny writes: without TCP_NODELAY, Nagle holds one back until the
+          // previous one is acknowledged (OpenSSH's client sets it for interactive sessions too).
+          client.setNoDelay(true);
           return { client, node, login };
         } catch (err) {
           lastError = err;
