@@ -31,8 +31,8 @@ import { type BenchReport, type BenchRow, percentile } from "./report.ts";
 
 const PUBLIC_HOST = "proxy.bench.test";
 const PAYLOAD = Number(process.env["SVC_BENCH_TERMINAL_BYTES"] ?? 16 * 1024 * 1024);
-const ROUNDS = 3;
-const ECHO_SAMPLES = 300;
+const ROUNDS = 5;
+const ECHO_SAMPLES = 900;
 const SESSIONS = Number(process.env["SVC_BENCH_TERMINAL_SESSIONS"] ?? 1000);
 const MARK = "END-42";
 const FLOOD = `stty -echo; head -c ${PAYLOAD} /dev/zero | tr '\\0' a; echo; echo EN''D-$((40+2))\r`;
