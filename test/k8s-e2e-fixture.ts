@@ -116,11 +116,13 @@ export function tcpOpen(port: number): Promise<boolean> {
   });
 }
 
-export async function startE2ePlatform(opts: { identityTtl?: string } = {}): Promise<E2ePlatform> {
+export async function startE2ePlatform(
+  opts: { identityTtl?: string; pgUrl?: string } = {},
+): Promise<E2ePlatform> {
   const kube = await startKube();
   const dir = await mkdtemp(join(tmpdir(), "svc-k8s-e2e-"));
   const daemons: Daemon[] = [];
-  const pgUrl = testPostgresUrl();
+  const pgUrl = opts.pgUrl ?? testPostgresUrl();
   const schema = uniqueSchemaName("k8s_e2e");
   let mountTimer: NodeJS.Timeout | undefined;
   const stop = async (): Promise<void> => {

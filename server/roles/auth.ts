@@ -18,7 +18,7 @@ import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../di
 import { createLogger, type Logger } from "../logger.ts";
 import { untilSignal } from "../signals.ts";
 import { issueServerIdentity } from "../wiring.ts";
-import { Closers, configPath, retryUntil, roleKubeConfig, sourceSyncedGauge, startSource } from "./common.ts";
+import { Closers, configPath, retryUntil, roleKubeConfig, sourceGauges, startSource } from "./common.ts";
 import { LiveResources } from "./live-source.ts";
 import { ProxyIdentitySecret } from "./proxy-identity.ts";
 
@@ -126,7 +126,7 @@ export async function startAuth(config: Config, deps: RoleDeps = {}): Promise<Ru
     closers.add(() => raw.stop());
     const resources = new LiveResources(raw);
     source = resources;
-    sourceSyncedGauge(registry, resources);
+    sourceGauges(registry, resources);
 
     const listen = splitHostPort(config.auth.listen_addr);
     const tls = await issueServerIdentity(cas, { commonName: "auth", hosts: authTlsNames(config), clock });

@@ -3,6 +3,7 @@
 import { isAbsolute, resolve } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
+import { RESOURCE_KINDS } from "../../core/resources/index.ts";
 import { FolderSource } from "../../core/sources/folder.ts";
 import { loadKubeConfig } from "../../core/sources/kube-api.ts";
 import { KubernetesSource } from "../../core/sources/kubernetes.ts";
@@ -44,14 +45,26 @@ export async function startSource(
   return source;
 }
 
-/** svc_source_synced: 1 once the resource cache is complete. */
-export function sourceSyncedGauge(registry: Registry, source: Pick<ResourceSource, "synced">): void {
+/**
+ * svc_source_synced (1 once the resource cache is complete) and svc_source_objects{kind} (objects
+ * in the cache that decisions see), so propagation can be watched from outside.
+ */
+export function sourceGauges(registry: Registry, source: Pick<ResourceSource, "synced" | "list">): void {
   new Gauge({
     name: "svc_source_synced",
     help: "1 once every kind of the resource source has been listed",
     registers: [registry],
     collect() {
       this.set(source.synced() ? 1 : 0);
+    },
+  });
+  new Gauge({
+    name: "svc_source_objects",
+    help: "objects in the resource cache that access decisions see, per kind",
+    labelNames: ["kind"],
+    registers: [registry],
+    collect() {
+      for (const kind of RESOURCE_KINDS) this.set({ kind }, source.list(kind).length);
     },
   });
 }

@@ -21,7 +21,7 @@ import { terminalRoutes } from "../proxy/terminal-route.ts";
 import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
 import type { RoleDeps } from "./auth.ts";
-import { Closers, configPath, retryUntil, roleKubeConfig, sourceSyncedGauge, startSource } from "./common.ts";
+import { Closers, configPath, retryUntil, roleKubeConfig, sourceGauges, startSource } from "./common.ts";
 import { type LoadedIdentity, readIdentityFolder, watchIdentityFolder } from "./identity-folder.ts";
 import { LiveResources } from "./live-source.ts";
 import type { ProxyIdentity } from "./proxy-identity.ts";
@@ -104,7 +104,7 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
     const raw = await startSource(config, () => roleKubeConfig(config), logger);
     closers.add(() => raw.stop());
     source = new LiveResources(raw);
-    sourceSyncedGauge(registry, source);
+    sourceGauges(registry, source);
 
     // Auth writes the Secret once it runs; the kubelet mounts it some seconds later.
     const signal = deps.signal ? AbortSignal.any([deps.signal, stopping.signal]) : stopping.signal;
