@@ -10,6 +10,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
+import { launchChromium } from "./harness/chromium.ts";
 import { freePort } from "./harness/ports.ts";
 
 const execFileP = promisify(execFile);
@@ -246,6 +247,47 @@ describe("svc and svcctl against a real embedded platform", () => {
       expect(login.code, login.stderr).toBe(0);
       const old = await svc(["login", "--user", "alice", "--password-file", join(dir, "alice-pw")], aliceEnv);
       expect(old.code).toBe(3);
+    },
+    STEP,
+  );
+
+  it(
+    "the reset link works in a browser: /web/reset sets the password, the token is gone from the address bar",
+    async () => {
+      const add = await svcctl(["users", "add", "carol", "--roles", "access", "--json"]);
+      expect(add.code, add.stderr).toBe(0);
+      const { reset_url } = json<{ reset_url: string }>(add);
+      const browser = await launchChromium({ ignoreHTTPSErrors: true });
+      try {
+        const page = await browser.context.newPage();
+        await page.goto(reset_url);
+        expect(page.url()).not.toContain("token=");
+        await page.fill("#password", "carol-password-from-browser");
+        await page.fill("#again", "carol-password-from-browser");
+        await page.click("#submit");
+        await page.waitForSelector("#done:not([hidden])", { timeout: 30_000 });
+        expect(await page.textContent("#user")).toBe("carol");
+      } finally {
+        await browser.close();
+      }
+      const carolEnv = { SVC_HOME: join(dir, "carol-home") };
+      await writeFile(join(dir, "carol-pw"), "carol-password-from-browser\n");
+      const login = await svc(
+        [
+          "login",
+          "--proxy",
+          proxy,
+          "--ca",
+          caFile,
+          "--user",
+          "carol",
+          "--password-file",
+          join(dir, "carol-pw"),
+        ],
+        carolEnv,
+      );
+      expect(login.code, login.stderr).toBe(0);
+      expect((await svcctl(["users", "rm", "carol"])).code).toBe(0);
     },
     STEP,
   );
