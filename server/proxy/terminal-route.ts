@@ -205,7 +205,10 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
               return;
             }
             socket.send(encodeControl({ type: "ready", node: opened.node.hostname, login: opened.login }));
-            request.log.info({ node: opened.node.hostname, login: opened.login }, "terminal session started");
+            request.log.info(
+              { user: sessionOf(request).info.username, node: opened.node.hostname, login: opened.login },
+              "terminal session started",
+            );
             const stats = bridge(socket, channel, { limits, early, onEnd: () => c.end() });
             opts.onBridge?.(stats);
           } catch (err) {
