@@ -38,6 +38,8 @@ export interface ExportOptions {
   kubeconfig?: string;
   namespace?: string;
   secretPrefix?: string;
+  /** Names the keys in comments ("<cluster>_user_CA"); read from svc.yaml in embedded mode. */
+  clusterName?: string;
   json?: boolean;
 }
 
@@ -100,7 +102,7 @@ export async function exportCa(o: ExportOptions): Promise<void> {
     ? { ...(await secretStore(o)), cluster: undefined }
     : await fileStore(o.dataDir);
   // Names are only used when a CA is created, which the read-only store refuses.
-  const name = cluster ?? "svc-export";
+  const name = o.clusterName ?? cluster ?? "svc";
   const cas = await CertificateAuthorities.loadOrCreate(new ReadOnlyCaStore(store, where), {
     clusterName: name,
     trustDomain: name,

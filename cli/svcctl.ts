@@ -126,6 +126,7 @@ export function svcctlProgram(): Command {
     .option("--kubeconfig <file>", "read the CA Secrets from Kubernetes instead")
     .option("--namespace <ns>", "namespace of auth's CA Secrets (with --kubeconfig)")
     .option("--secret-prefix <prefix>", "CA Secret name prefix (default svc-ca-)")
+    .option("--cluster-name <name>", "cluster name for the key comments (default: from svc.yaml, else svc)")
     .addOption(json())
     .action(async (_o, cmd: Command) => exportCa(globals(cmd)));
 
