@@ -12,13 +12,27 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { launchChromium } from "./harness/chromium.ts";
 import { freePort } from "./harness/ports.ts";
+import { SoftAuthenticator } from "./proxy-soft-authenticator.ts";
 
 const execFileP = promisify(execFile);
 const STEP = 240_000;
 
 function httpsGet(port: number, ca: string, path: string): Promise<{ status: number; body: string }> {
+  return httpsSend(port, ca, "GET", path);
+}
+
+function httpsSend(
+  port: number,
+  ca: string,
+  method: string,
+  path: string,
+  o: { sessionId?: string; body?: unknown } = {},
+): Promise<{ status: number; body: string }> {
+  const headers: Record<string, string> = {};
+  if (o.body !== undefined) headers["content-type"] = "application/json";
+  if (o.sessionId) headers.authorization = `Bearer ${o.sessionId}`;
   return new Promise((resolve, reject) => {
-    const req = request({ host: "127.0.0.1", port, path, ca, method: "GET" }, (res) => {
+    const req = request({ host: "127.0.0.1", port, path, ca, method, headers }, (res) => {
       let body = "";
       res.on("data", (d: Buffer) => {
         body += d.toString();
@@ -26,7 +40,7 @@ function httpsGet(port: number, ca: string, path: string): Promise<{ status: num
       res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
     });
     req.on("error", reject);
-    req.end();
+    req.end(o.body === undefined ? undefined : JSON.stringify(o.body));
   });
 }
 
@@ -288,6 +302,54 @@ describe("svc and svcctl against a real embedded platform", () => {
       );
       expect(login.code, login.stderr).toBe(0);
       expect((await svcctl(["users", "rm", "carol"])).code).toBe(0);
+    },
+    STEP,
+  );
+
+  it(
+    "svc login for a user with a WebAuthn device says the CLI cannot answer it (3) and where to go",
+    async () => {
+      const add = await svcctl(["users", "add", "dave", "--roles", "access", "--json"]);
+      expect(add.code, add.stderr).toBe(0);
+      const daveEnv = { SVC_HOME: join(dir, "dave-home") };
+      await writeFile(join(dir, "dave-pw"), "dave-password-for-tests\n");
+      const first = await svc(
+        [
+          "login",
+          "--proxy",
+          proxy,
+          "--ca",
+          caFile,
+          "--reset-token",
+          json<{ reset_token: string }>(add).reset_token,
+          "--password-file",
+          join(dir, "dave-pw"),
+        ],
+        daveEnv,
+      );
+      expect(first.code, first.stderr).toBe(0);
+      const sessionId = String(
+        JSON.parse(await readFile(join(dir, "dave-home", "profile.json"), "utf8")).session_id,
+      );
+      // Enrol a software authenticator for the public origin (the browser's part, done by hand).
+      const ca = await readFile(caFile, "utf8");
+      const begin = await httpsSend(ports.proxy, ca, "POST", "/v1/webapi/mfa/webauthn/register/begin", {
+        sessionId,
+        body: {},
+      });
+      expect(begin.status, begin.body).toBe(200);
+      const { challenge_id, webauthn } = JSON.parse(begin.body);
+      const key = new SoftAuthenticator("https://localhost:3080");
+      const finish = await httpsSend(ports.proxy, ca, "POST", "/v1/webapi/mfa/webauthn/register/finish", {
+        sessionId,
+        body: { challenge_id, device_name: "soft", credential: key.register(webauthn) },
+      });
+      expect(finish.status, finish.body).toBe(201);
+
+      const login = await svc(["login", "--user", "dave", "--password-file", join(dir, "dave-pw")], daveEnv);
+      expect(login.code).toBe(3);
+      expect(login.stderr).toMatch(/WebAuthn.*no platform authenticator.*\/web\/login/);
+      expect((await svcctl(["users", "rm", "dave"])).code).toBe(0);
     },
     STEP,
   );
