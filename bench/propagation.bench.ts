@@ -6,7 +6,13 @@
 //   2. 1,000 Roles created through the API in parallel → all in auth's cache (svc_source_objects)
 //      and a certificate decision that needs the last one, vs the time the apiserver took to accept
 //      them. Goal ≤ 1.2×.
-import { CustomObjectsApi, type KubernetesObject, Watch } from "@kubernetes/client-node";
+import {
+  CustomObjectsApi,
+  type KubernetesObject,
+  PatchStrategy,
+  setHeaderOptions,
+  Watch,
+} from "@kubernetes/client-node";
 import { openBackend } from "../core/backend/index.ts";
 import { systemClock } from "../core/clock.ts";
 import { loadKubeConfig } from "../core/sources/kube-api.ts";
@@ -105,29 +111,33 @@ export default async function propagationBench(): Promise<BenchReport> {
     stopWatch.push(() => watch.abort());
 
     // 1a. kubectl apply → enforced (kubectl's own start-up included, as a user experiences it).
+    // Baseline: the kubectl process itself, start to exit (the change is accepted before it exits).
     const kubectlMs: number[] = [];
+    const kubectlExitMs: number[] = [];
     for (let i = 1; i <= SAMPLES; i++) {
       const login = `k-${i}`;
       const t0 = performance.now();
+      const enforced = until(has(login), login);
       await ok(roleYaml("prop", [login]));
-      kubectlMs.push((await until(has(login), login)) - t0);
+      kubectlExitMs.push(performance.now() - t0);
+      kubectlMs.push((await enforced) - t0);
     }
-    // 1b. API write accepted → enforced, and → seen by the bare watch (baseline).
+    // 1b. API write sent → enforced; baselines: → accepted (response), → seen by a bare watch.
     const apiMs: number[] = [];
+    const acceptedMs: number[] = [];
     const watchMs: number[] = [];
     for (let i = 1; i <= SAMPLES; i++) {
       const login = `a-${i}`;
-      const current = (await api.getNamespacedCustomObject({ ...coords, name: "prop" })) as KubernetesObject;
-      await api.replaceNamespacedCustomObject({
-        ...coords,
-        name: "prop",
-        body: { ...roleBody("prop", [login]), metadata: { ...current.metadata, managedFields: undefined } },
-      });
-      const accepted = performance.now();
-      const enforced = await until(has(login), login);
-      apiMs.push(enforced - accepted);
+      const sent = performance.now();
+      // A merge patch of the spec: no resourceVersion, so the operator's status writes never conflict.
+      await api.patchNamespacedCustomObject(
+        { ...coords, name: "prop", body: { spec: roleBody("prop", [login]).spec } },
+        setHeaderOptions("Content-Type", PatchStrategy.MergePatch),
+      );
+      acceptedMs.push(performance.now() - sent);
+      apiMs.push((await until(has(login), login)) - sent);
       const seen = seenByWatch.get(login);
-      if (seen !== undefined) watchMs.push(Math.max(0, seen - accepted));
+      if (seen !== undefined) watchMs.push(seen - sent);
     }
 
     // 2. 1,000 Roles through the API, PARALLEL at a time.
@@ -168,8 +178,10 @@ export default async function propagationBench(): Promise<BenchReport> {
           kubectlMs,
           `${SAMPLES} samples, kubectl start-up included`,
         ),
-        row("API write accepted -> enforced", apiMs, `${SAMPLES} samples`),
-        row("baseline: API write accepted -> bare watch", watchMs, `${watchMs.length} samples`),
+        row("baseline: kubectl apply start -> exit", kubectlExitMs, `${SAMPLES} samples`),
+        row("API write sent -> enforced", apiMs, `${SAMPLES} samples`),
+        row("baseline: API write sent -> accepted", acceptedMs, `${SAMPLES} samples`),
+        row("baseline: API write sent -> bare watch event", watchMs, `${watchMs.length} samples`),
         {
           name: `${BULK} Roles: apiserver accepted all`,
           p50Ms: acceptMs,
@@ -191,13 +203,17 @@ export default async function propagationBench(): Promise<BenchReport> {
           lowerIsBetter: true,
         },
         {
-          name: "API accepted -> enforced p99 / 500 ms",
+          name: "API sent -> enforced p99 / 500 ms",
           ratio: percentile(apiMs, 99) / 500,
           goal: 1,
           lowerIsBetter: true,
         },
         {
-          name: "enforced p50 / bare watch p50",
+          name: "kubectl -> enforced p50 / kubectl exit p50",
+          ratio: percentile(kubectlMs, 50) / percentile(kubectlExitMs, 50),
+        },
+        {
+          name: "API -> enforced p50 / bare watch p50",
           ratio: percentile(apiMs, 50) / Math.max(1, percentile(watchMs, 50)),
         },
         {
