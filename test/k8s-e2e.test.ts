@@ -161,7 +161,8 @@ describe("Kubernetes mode: operator, svcd auth and svcd proxy on a real apiserve
     await eventually("alice logs in", async () =>
       (await user.login("alice", PASSWORD)) === 200 ? true : undefined,
     );
-    expect(await user.principals()).toEqual(["dev-a"]);
+    // The Role and the User come through two informers: poll until both are in auth's cache.
+    await decision("dev-a granted", (v) => Array.isArray(v) && v.join() === "dev-a", Date.now());
   }, 300_000);
 
   it("kubectl apply of a changed Role changes the principals auth grants", async () => {
