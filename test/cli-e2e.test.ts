@@ -618,4 +618,21 @@ describe("svc and svcctl against a real embedded platform", () => {
     },
     STEP,
   );
+
+  it(
+    "the reset endpoint is rate limited per client address like login (429)",
+    async () => {
+      const ca = await readFile(caFile, "utf8");
+      const statuses: number[] = [];
+      for (let i = 0; i < 25; i++) {
+        const r = await httpsSend(ports.proxy, ca, "POST", "/v1/webapi/password/reset", {
+          body: { token: "A".repeat(43), password: "some-long-password" },
+        });
+        statuses.push(r.status);
+      }
+      expect(statuses[0]).toBe(401);
+      expect(statuses).toContain(429);
+    },
+    STEP,
+  );
 });
