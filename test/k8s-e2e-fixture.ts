@@ -1,7 +1,6 @@
 // The Kubernetes deployment on a real apiserver, as local processes: the chart's RBAC (rendered
-// with helm), one ServiceAccount token per component, the operator (node operator/cli.ts), and
-// `svcd auth` / `svcd proxy` (bin/svcd) with configs like the chart's, state in a fresh PostgreSQL
-// schema. The kubelet's part (mounting the proxy identity Secret into a folder) is played by a
+// with helm), one ServiceAccount token per component, and `svcd operator`, `svcd auth` and
+// `svcd proxy` (bin/svcd) with configs like the chart's, state in a fresh PostgreSQL schema. The kubelet's part (mounting the proxy identity Secret into a folder) is played by a
 // poller that copies the Secret with the same atomic symlink swap the kubelet uses.
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
@@ -269,8 +268,7 @@ export async function startE2ePlatform(
       proxyConfig,
       daemons,
       startOperator: () =>
-        launch("operator", process.execPath, [
-          join(root, "operator", "cli.ts"),
+        launch("operator", svcd, [
           "operator",
           `--kubeconfig=${kubeconfigs.operator}`,
           `--namespace=${NS}`,
