@@ -4,7 +4,13 @@ import { defineConfig } from "vitest/config";
 // generous per-test budgets and run in forked processes so a crash is isolated.
 export default defineConfig({
   test: {
-    include: ["core/**/*.test.ts", "server/**/*.test.ts", "operator/**/*.test.ts", "cli/**/*.test.ts", "test/**/*.test.ts"],
+    include: [
+      "core/**/*.test.ts",
+      "server/**/*.test.ts",
+      "operator/**/*.test.ts",
+      "cli/**/*.test.ts",
+      "test/**/*.test.ts",
+    ],
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 240_000,
