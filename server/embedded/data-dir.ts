@@ -1,7 +1,6 @@
 // The embedded default's data folder: config, CA keys, SQLite state and the manifests folder.
 // A first start creates it; later starts only read it. Nothing is written until the inputs
 // (config file, admin password file) have been checked, so a bad input leaves no trace.
-import { randomBytes } from "node:crypto";
 import { access, mkdir, readFile, writeFile } from "node:fs/promises";
 import { hostname } from "node:os";
 import { isAbsolute, join, resolve } from "node:path";
@@ -20,8 +19,11 @@ export interface DataDir {
   /** Absolute paths derived from the config (relative entries resolve against root). */
   paths: { ca: string; manifests: string; sqlite: string | undefined };
   firstStart: boolean;
-  /** Only on the first start: the first admin's password, from the file or freshly generated. */
-  firstAdmin?: { name: string; password: string; generated: boolean };
+  /**
+   * Only on the first start: the first admin, with the password from SVC_ADMIN_PASSWORD_FILE, or
+   * none (the start then issues a one-time reset token: there is never a default password).
+   */
+  firstAdmin?: { name: string; password?: string };
 }
 
 export function resolveDataRoot(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
@@ -62,8 +64,7 @@ export async function openDataDir(opts: {
 
   // First start: read every input before writing anything. An interrupted first start left no
   // config file, so it is simply done again.
-  let password: string;
-  let generated = false;
+  let password: string | undefined;
   if (opts.adminPasswordFile) {
     try {
       password = (await readFile(opts.adminPasswordFile, "utf8")).replace(/\r?\n$/, "");
@@ -74,9 +75,6 @@ export async function openDataDir(opts: {
     }
     if (password.length < 12)
       throw new BadParameterError("SVC_ADMIN_PASSWORD_FILE: the password must have at least 12 characters");
-  } else {
-    password = randomBytes(18).toString("base64url");
-    generated = true;
   }
   const clusterName = sanitizeClusterName(hostname());
   const config = defaultConfig({ clusterName, publicHost: "localhost" });
@@ -110,7 +108,7 @@ export async function openDataDir(opts: {
     config,
     paths: p,
     firstStart: true,
-    firstAdmin: { name: FIRST_ADMIN, password, generated },
+    firstAdmin: password === undefined ? { name: FIRST_ADMIN } : { name: FIRST_ADMIN, password },
   };
 }
 

@@ -105,10 +105,10 @@ export async function startEmbedded(
     // A generated first-admin secret is a one-time reset token (docs/cli.md): the admin picks the
     // password. A password from SVC_ADMIN_PASSWORD_FILE is set as is.
     let firstAdminReset: RunningPlatform["firstAdminReset"];
-    if (data.firstAdmin?.generated) {
-      firstAdminReset = await new PasswordResets({ backend, clock }).issue(data.firstAdmin.name);
-    } else if (data.firstAdmin) {
+    if (data.firstAdmin?.password !== undefined) {
       await setPassword(backend, data.firstAdmin.name, data.firstAdmin.password);
+    } else if (data.firstAdmin) {
+      firstAdminReset = await new PasswordResets({ backend, clock }).issue(data.firstAdmin.name);
     }
 
     const authListen = splitHostPort(opts.authListen ?? config.auth.listen_addr);
