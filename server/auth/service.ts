@@ -27,7 +27,7 @@ import {
 } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
 import { type AccessChecker, accessForUser } from "../../core/rbac/index.ts";
-import type { User } from "../../core/resources/index.ts";
+import type { Role, User } from "../../core/resources/index.ts";
 import type { ResourceSource, ResourceWriter } from "../../core/sources/source.ts";
 import type { AuditEvent } from "../../proto/generated/svc/v1/AuditEvent.ts";
 import type { AuthenticateLocalResponse } from "../../proto/generated/svc/v1/AuthenticateLocalResponse.ts";
@@ -176,6 +176,8 @@ export class AuthService {
   readonly #adminUsers: AdminUsers;
   readonly #adminTokens: AdminJoinTokens;
   readonly #unsubscribe: () => void;
+  /** AccessChecker per User object, valid while the same Role objects resolve (see checkerFor). */
+  readonly #checkers = new WeakMap<User, { roles: (Role | undefined)[]; checker: AccessChecker }>();
 
   constructor(deps: AuthServiceDeps) {
     this.#d = deps;
@@ -233,7 +235,18 @@ export class AuthService {
   checkerFor(name: string): AccessChecker | undefined {
     const user = this.#user(name);
     if (!user) return undefined;
-    return accessForUser(user, (r) => this.#d.source.get("Role", r)).checker;
+    // Sources replace a resource object on every change (core/sources/cache.ts), so the User
+    // object and its Role objects' identities are their revision: a hit is exactly what a fresh
+    // build would give, and any edit, lock or deletion misses.
+    const roles = user.spec.roles.map((r) => this.#d.source.get("Role", r));
+    const hit = this.#checkers.get(user);
+    if (hit && hit.roles.length === roles.length && hit.roles.every((r, i) => r === roles[i])) {
+      return hit.checker;
+    }
+    const byName = new Map(user.spec.roles.map((r, i) => [r, roles[i]]));
+    const checker = accessForUser(user, (r) => byName.get(r)).checker;
+    this.#checkers.set(user, { roles, checker });
+    return checker;
   }
 
   /** The checker of a user who may hold a session now (exists, not disabled, not role-locked). */
