@@ -42,6 +42,13 @@ export function operatorRules(leaseName: string): PolicyRule[] {
 export function authRules(): PolicyRule[] {
   return [
     { apiGroups: [API_GROUP], resources: plurals, verbs: ["get", "list", "watch"] },
+    // The admin RPCs (svcctl users/tokens/agent-identities) write these kinds for the caller
+    // after auth's own access decision; Roles and Connectors stay GitOps-only (kubectl).
+    {
+      apiGroups: [API_GROUP],
+      resources: ["users", "jointokens", "agentidentities"],
+      verbs: ["create", "update", "delete"],
+    },
     {
       apiGroups: [API_GROUP],
       resources: ["agentidentities/status", "jointokens/status"],
