@@ -38,6 +38,7 @@ function plainOperatorRbac(): string {
 // Placeholders that YAML prints bare, swapped for Helm expressions after printing.
 const NS = "SVCNAMESPACEPLACEHOLDER";
 const LEASE = "SVCLEASEPLACEHOLDER";
+const PROXY_IDENTITY = "SVCPROXYIDENTITYPLACEHOLDER";
 const LABELS = "SVCLABELSPLACEHOLDER";
 const nameOf = (component: string) => `SVCNAMEPLACEHOLDER${component}`;
 
@@ -49,6 +50,7 @@ function chartRbac(component: string, rules: PolicyRule[]): string {
     .replaceAll(nameOf(component), `{{ include "svc.fullname" . }}-${component}`)
     .replaceAll(NS, "{{ .Release.Namespace }}")
     .replaceAll(LEASE, "{{ .Values.operator.leaderElection.leaseName }}")
+    .replaceAll(PROXY_IDENTITY, '{{ include "svc.proxyIdentitySecret" . }}')
     .replace(
       new RegExp(`^(\\s*)${LABELS}: ${component}$`, "gm"),
       (_m, indent: string) =>
@@ -62,7 +64,7 @@ export function expectedFiles(): Map<string, string> {
   const out = new Map<string, string>();
   out.set("operator/rbac.yaml", plainOperatorRbac());
   out.set("charts/svc/templates/operator-rbac.yaml", chartRbac("operator", operatorRules(LEASE)));
-  out.set("charts/svc/templates/auth-rbac.yaml", chartRbac("auth", authRules()));
+  out.set("charts/svc/templates/auth-rbac.yaml", chartRbac("auth", authRules(PROXY_IDENTITY)));
   out.set("charts/svc/templates/proxy-rbac.yaml", chartRbac("proxy", proxyRules()));
   for (const file of readdirSync(join(root, "crds"))
     .filter((f) => f.endsWith(".yaml"))

@@ -37,9 +37,11 @@ export function operatorRules(leaseName: string): PolicyRule[] {
 
 /**
  * auth: decides from informer caches of every kind, reads the CA Secrets and Connector client
- * secrets, and records bot renewals and token redemptions in status.
+ * secrets, and records bot renewals and token redemptions in status. As the only CA holder it also
+ * issues the proxy's TLS identity into the Secret `proxyIdentitySecret` and renews it
+ * (docs/kubernetes-mode.md): `create` cannot be limited to a name, get/update are.
  */
-export function authRules(): PolicyRule[] {
+export function authRules(proxyIdentitySecret: string): PolicyRule[] {
   return [
     { apiGroups: [API_GROUP], resources: plurals, verbs: ["get", "list", "watch"] },
     // The admin RPCs (svcctl users/tokens/agent-identities) write these kinds for the caller
@@ -54,7 +56,13 @@ export function authRules(): PolicyRule[] {
       resources: ["agentidentities/status", "jointokens/status"],
       verbs: ["patch"],
     },
-    { apiGroups: [""], resources: ["secrets"], verbs: ["get"] },
+    { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create"] },
+    {
+      apiGroups: [""],
+      resources: ["secrets"],
+      verbs: ["get", "update"],
+      resourceNames: [proxyIdentitySecret],
+    },
   ];
 }
 

@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseAllDocuments, stringify } from "yaml";
+import type { PolicyRule } from "../operator/rbac.ts";
 import { kubectl } from "./harness/kube.ts";
 import { toolPath } from "./harness/tools.ts";
 import { must, NS, type OperatorTestCluster, startOperatorCluster } from "./operator-fixture.ts";
@@ -63,9 +64,9 @@ describe("Helm chart charts/svc", () => {
         .sort(),
     ).toEqual(["svc-auth", "svc-proxy"]);
     expect(ofKind("ServiceAccount").length).toBe(3);
-    // operator, auth, proxy, plus auth's proxy-identity Secret Role (auth-proxy-identity-rbac.yaml)
-    expect(ofKind("Role").length).toBe(4);
-    expect(ofKind("RoleBinding").length).toBe(4);
+    // One Role per component, all generated from operator/rbac.ts.
+    expect(ofKind("Role").length).toBe(3);
+    expect(ofKind("RoleBinding").length).toBe(3);
     expect(ofKind("CustomResourceDefinition").length).toBe(5);
   });
 
@@ -77,6 +78,22 @@ describe("Helm chart charts/svc", () => {
     const binding = named("RoleBinding", "svc-operator") as (K8sObject & { subjects?: unknown }) | undefined;
     expect(role?.rules).toEqual(plain.find((d) => d.kind === "Role")?.rules);
     expect(binding?.subjects).toEqual(plain.find((d) => d.kind === "RoleBinding")?.subjects);
+  });
+
+  it("lets auth get/update only the rendered proxy identity Secret by name (plus create, which takes no name)", () => {
+    const role = named("Role", "svc-auth") as (K8sObject & { rules?: PolicyRule[] }) | undefined;
+    const secretRules = (role?.rules ?? []).filter((r) => r.resources.includes("secrets"));
+    expect(secretRules).toEqual([
+      { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create"] },
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        verbs: ["get", "update"],
+        resourceNames: ["svc-proxy-identity"],
+      },
+    ]);
+    // The name the proxy mounts is the name auth may update.
+    expect(JSON.stringify(named("Deployment", "svc-proxy"))).toContain('"secretName":"svc-proxy-identity"');
   });
 
   it("takes auth's PostgreSQL URL from a Secret and gives the proxy none", () => {
@@ -108,5 +125,23 @@ describe("Helm chart charts/svc", () => {
     expect(await can("patch", "roles.svc.dev/status")).toBe("yes");
     expect(await can("watch", "jointokens.svc.dev")).toBe("yes");
     expect(await can("list", "secrets")).toBe("no");
+    // auth's identity, bound by the same rendered chart: the proxy identity Secret by name only.
+    const authCan = async (verb: string, what: string) =>
+      (
+        await kubectl(admin(), [
+          "auth",
+          "can-i",
+          "-n",
+          NS,
+          `--as=system:serviceaccount:${NS}:svc-auth`,
+          verb,
+          what,
+        ])
+      ).stdout.trim();
+    expect(await authCan("update", "secrets/svc-proxy-identity")).toBe("yes");
+    expect(await authCan("update", "secrets/svc-ca-host")).toBe("no");
+    expect(await authCan("create", "secrets")).toBe("yes");
+    expect(await authCan("create", "users.svc.dev")).toBe("yes");
+    expect(await authCan("create", "roles.svc.dev")).toBe("no");
   });
 });
