@@ -159,8 +159,9 @@ export class GrpcAuthApi implements AuthApi {
       certPem: opts.certPem,
       keyPem: opts.keyPem,
     });
-    const channelOptions: grpc.ChannelOptions =
-      opts.serverName === undefined ? {} : { "grpc.ssl_target_name_override": opts.serverName };
+    // channelz off: nobody reads it, and its per-call bookkeeping is a visible share of a small call.
+    const channelOptions: grpc.ChannelOptions = { "grpc.enable_channelz": 0 };
+    if (opts.serverName !== undefined) channelOptions["grpc.ssl_target_name_override"] = opts.serverName;
     this.#client = new AuthServiceClientConstructor(opts.address, credentials, channelOptions);
     const HealthCtor = grpc.makeGenericClientConstructor(healthService, "Health");
     this.#health = new HealthCtor(opts.address, credentials, channelOptions) as unknown as HealthClient;
