@@ -1,5 +1,6 @@
 // Walks the authorization table: every RPC of svc.v1.AuthService, called over TLS 1.3 by an
-// anonymous client, a user, an admin (by RBAC rules, not by role name), an agent and a bot.
+// anonymous client, a user, an admin (by RBAC rules, not by role name), an agent, a bot and the
+// operator's service identity.
 // The expected access is written out here, compared with the code's table and docs/grpc.md, and
 // then checked against what the running server actually does.
 import { readFileSync } from "node:fs";
@@ -8,9 +9,9 @@ import { type Client, Metadata, type MethodDefinition, type ServiceError, status
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { AuthServiceClient } from "../proto/generated/svc/v1/AuthService.ts";
 import { AUTHZ_TABLE, describeAccess } from "../server/auth/authz.ts";
-import { agentMetadata, userMetadata } from "../server/auth/client.ts";
+import { agentMetadata, createAuthClient, userMetadata } from "../server/auth/client.ts";
 import { AUTH_RPC_NAMES, authServiceDefinition } from "../server/auth/proto.ts";
-import { type AuthTestEnv, startAuthEnv } from "./auth-fixture.ts";
+import { type AuthTestEnv, clientCert, startAuthEnv } from "./auth-fixture.ts";
 
 const EXPECTED: Record<string, string> = {
   AuthenticateLocal: "unauthenticated",
@@ -51,27 +52,38 @@ const EXPECTED: Record<string, string> = {
   ListJoinTokens: "admin (tokens/list)",
   DeleteJoinToken: "admin (tokens/delete)",
   AuthorizeNodeLogin: "user",
+  RevokeUserSessions: "admin (users/delete) or operator",
+  GetJoinTokenUsage: "admin (tokens/list) or operator",
 };
 
-type CallerName = "anonymous" | "user" | "admin" | "agent" | "bot";
-const CALLERS: CallerName[] = ["anonymous", "user", "admin", "agent", "bot"];
+type CallerName = "anonymous" | "user" | "admin" | "agent" | "bot" | "operator";
+const CALLERS: CallerName[] = ["anonymous", "user", "admin", "agent", "bot", "operator"];
 
 function admitted(access: string, caller: CallerName): boolean {
   if (access === "unauthenticated") return true;
-  if (access.startsWith("admin")) return caller === "admin";
   const kinds = access.split(" or ");
-  if (caller === "admin") return kinds.includes("user");
+  if (caller === "admin") return kinds.some((k) => k === "user" || k.startsWith("admin"));
   return kinds.includes(caller);
 }
 
 let env: AuthTestEnv;
 let agent: AuthServiceClient;
 let bot: AuthServiceClient;
+let operator: AuthServiceClient;
 
 beforeAll(async () => {
   env = await startAuthEnv();
   agent = await env.agentClient("walker");
   bot = await env.botClient("ci-bot");
+  // The operator's service identity: a host-CA certificate for svc://operator/<name>.
+  const cert = await clientCert(env.pki.hostCa, { service: "operator", name: "op-0" });
+  operator = createAuthClient({
+    address: env.auth.address,
+    caPems: [env.pki.hostCa.certPem],
+    serverName: "localhost",
+    ...cert,
+  });
+  env.clients.push(operator);
 });
 afterAll(async () => {
   await env?.close();
@@ -136,6 +148,9 @@ describe("authorization table", () => {
         } else if (caller === "bot") {
           client = bot as unknown as Client;
           md = agentMetadata("ci-bot");
+        } else if (caller === "operator") {
+          client = operator as unknown as Client;
+          md = agentMetadata("operator:op-0");
         }
         const got = await callAny(client, rpc, md);
         const denied = got.code === status.UNAUTHENTICATED || got.code === status.PERMISSION_DENIED;

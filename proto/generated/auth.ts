@@ -138,6 +138,10 @@ import type {
   GetClusterInfoRequest__Output as _svc_v1_GetClusterInfoRequest__Output,
 } from "./svc/v1/GetClusterInfoRequest.ts";
 import type {
+  GetJoinTokenUsageRequest as _svc_v1_GetJoinTokenUsageRequest,
+  GetJoinTokenUsageRequest__Output as _svc_v1_GetJoinTokenUsageRequest__Output,
+} from "./svc/v1/GetJoinTokenUsageRequest.ts";
+import type {
   GetPublicKeysRequest as _svc_v1_GetPublicKeysRequest,
   GetPublicKeysRequest__Output as _svc_v1_GetPublicKeysRequest__Output,
 } from "./svc/v1/GetPublicKeysRequest.ts";
@@ -181,6 +185,10 @@ import type {
   JoinTokenInfo as _svc_v1_JoinTokenInfo,
   JoinTokenInfo__Output as _svc_v1_JoinTokenInfo__Output,
 } from "./svc/v1/JoinTokenInfo.ts";
+import type {
+  JoinTokenUsage as _svc_v1_JoinTokenUsage,
+  JoinTokenUsage__Output as _svc_v1_JoinTokenUsage__Output,
+} from "./svc/v1/JoinTokenUsage.ts";
 import type {
   ListAgentIdentitiesRequest as _svc_v1_ListAgentIdentitiesRequest,
   ListAgentIdentitiesRequest__Output as _svc_v1_ListAgentIdentitiesRequest__Output,
@@ -286,6 +294,14 @@ import type {
   ResetPasswordResponse as _svc_v1_ResetPasswordResponse,
   ResetPasswordResponse__Output as _svc_v1_ResetPasswordResponse__Output,
 } from "./svc/v1/ResetPasswordResponse.ts";
+import type {
+  RevokeUserSessionsRequest as _svc_v1_RevokeUserSessionsRequest,
+  RevokeUserSessionsRequest__Output as _svc_v1_RevokeUserSessionsRequest__Output,
+} from "./svc/v1/RevokeUserSessionsRequest.ts";
+import type {
+  RevokeUserSessionsResponse as _svc_v1_RevokeUserSessionsResponse,
+  RevokeUserSessionsResponse__Output as _svc_v1_RevokeUserSessionsResponse__Output,
+} from "./svc/v1/RevokeUserSessionsResponse.ts";
 import type { Role as _svc_v1_Role, Role__Output as _svc_v1_Role__Output } from "./svc/v1/Role.ts";
 import type {
   SearchAuditEventsRequest as _svc_v1_SearchAuditEventsRequest,
@@ -456,6 +472,10 @@ export interface ProtoGrpcType {
         _svc_v1_GetClusterInfoRequest,
         _svc_v1_GetClusterInfoRequest__Output
       >;
+      GetJoinTokenUsageRequest: MessageTypeDefinition<
+        _svc_v1_GetJoinTokenUsageRequest,
+        _svc_v1_GetJoinTokenUsageRequest__Output
+      >;
       GetPublicKeysRequest: MessageTypeDefinition<
         _svc_v1_GetPublicKeysRequest,
         _svc_v1_GetPublicKeysRequest__Output
@@ -488,6 +508,7 @@ export interface ProtoGrpcType {
         _svc_v1_IssueWorkloadSVIDResponse__Output
       >;
       JoinTokenInfo: MessageTypeDefinition<_svc_v1_JoinTokenInfo, _svc_v1_JoinTokenInfo__Output>;
+      JoinTokenUsage: MessageTypeDefinition<_svc_v1_JoinTokenUsage, _svc_v1_JoinTokenUsage__Output>;
       ListAgentIdentitiesRequest: MessageTypeDefinition<
         _svc_v1_ListAgentIdentitiesRequest,
         _svc_v1_ListAgentIdentitiesRequest__Output
@@ -562,6 +583,14 @@ export interface ProtoGrpcType {
       ResetPasswordResponse: MessageTypeDefinition<
         _svc_v1_ResetPasswordResponse,
         _svc_v1_ResetPasswordResponse__Output
+      >;
+      RevokeUserSessionsRequest: MessageTypeDefinition<
+        _svc_v1_RevokeUserSessionsRequest,
+        _svc_v1_RevokeUserSessionsRequest__Output
+      >;
+      RevokeUserSessionsResponse: MessageTypeDefinition<
+        _svc_v1_RevokeUserSessionsResponse,
+        _svc_v1_RevokeUserSessionsResponse__Output
       >;
       Role: MessageTypeDefinition<_svc_v1_Role, _svc_v1_Role__Output>;
       SearchAuditEventsRequest: MessageTypeDefinition<

@@ -12,7 +12,7 @@ export interface RpcAccess {
   admin?: { resource: RuleResource; verb: RuleVerb };
 }
 
-const PUBLIC: RpcAccess = { callers: ["anonymous", "user", "agent", "bot"] };
+const PUBLIC: RpcAccess = { callers: ["anonymous", "user", "agent", "bot", "operator"] };
 const USER: RpcAccess = { callers: ["user"] };
 const AGENT: RpcAccess = { callers: ["agent"] };
 const admin = (resource: RuleResource, verb: RuleVerb): RpcAccess => ({
@@ -69,6 +69,9 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   DeleteJoinToken: admin("tokens", "delete"),
   // Browser terminal: the caller's own per-node login decision (docs/terminal.md).
   AuthorizeNodeLogin: USER,
+  // Operator hooks (docs/operator.md): the operator's service identity, or an admin by RBAC.
+  RevokeUserSessions: { callers: ["user", "operator"], admin: { resource: "users", verb: "delete" } },
+  GetJoinTokenUsage: { callers: ["user", "operator"], admin: { resource: "tokens", verb: "list" } },
 };
 
 /** Inside ListRecordings/GetRecording: who sees every user's recordings ("list" alone: only your own). */
@@ -77,6 +80,9 @@ export const RECORDINGS_ADMIN = { resource: "sessions", verb: "read" } as const;
 /** A short human label of an entry ("unauthenticated", "user", "admin(users/list)", "agent", ...). */
 export function describeAccess(a: RpcAccess): string {
   if (a.callers.includes("anonymous")) return "unauthenticated";
-  if (a.admin) return `admin (${a.admin.resource}/${a.admin.verb})`;
+  if (a.admin) {
+    const others = a.callers.filter((c) => c !== "user");
+    return [`admin (${a.admin.resource}/${a.admin.verb})`, ...others].join(" or ");
+  }
   return a.callers.join(" or ");
 }

@@ -3,7 +3,7 @@
 // (no header) can pose as an already-decided identity.
 import type { Metadata } from "@grpc/grpc-js";
 
-export type CallerKind = "anonymous" | "user" | "agent" | "bot";
+export type CallerKind = "anonymous" | "user" | "agent" | "bot" | "operator";
 
 export type Caller =
   | { kind: "anonymous" }
@@ -16,7 +16,9 @@ export type Caller =
       sessionCreated: Date;
     }
   | { kind: "agent"; agentId: string }
-  | { kind: "bot"; botName: string };
+  | { kind: "bot"; botName: string }
+  /** The operator (client certificate svc://operator/<name>): only its hooks (authz.ts). */
+  | { kind: "operator"; operatorName: string };
 
 const callers = new WeakMap<Metadata, Caller>();
 
@@ -38,6 +40,8 @@ export function callerLabel(caller: Caller): string {
       return `agent:${caller.agentId}`;
     case "bot":
       return `bot:${caller.botName}`;
+    case "operator":
+      return `operator:${caller.operatorName}`;
     default:
       return "anonymous";
   }

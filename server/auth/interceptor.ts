@@ -21,7 +21,11 @@ import { rpcNameOf } from "./proto.ts";
 import type { SessionStore } from "./sessions.ts";
 
 /** Who a verified host-CA client certificate was issued to. */
-export type PeerIdentity = { kind: "agent"; id: string } | { kind: "bot"; id: string };
+export type PeerIdentity =
+  | { kind: "agent"; id: string }
+  | { kind: "bot"; id: string }
+  /** id is "operator:<name>" (the x-agent-id it sends). */
+  | { kind: "operator"; id: string };
 
 export interface InterceptorDeps {
   sessions: SessionStore;
@@ -74,6 +78,8 @@ export async function authenticate(
     };
   }
   if (peer) {
+    if (peer.kind === "operator")
+      return { kind: "operator", operatorName: peer.id.slice("operator:".length) };
     return peer.kind === "agent" ? { kind: "agent", agentId: peer.id } : { kind: "bot", botName: peer.id };
   }
   return { kind: "anonymous" };

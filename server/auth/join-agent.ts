@@ -83,6 +83,14 @@ const INVALID_TOKEN = "join token is not valid";
 const TOKEN_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
 const MAX_TOKEN_LENGTH = 1024;
 
+/**
+ * Backend key of a token's redemption record: one per token name and secret (a re-created token
+ * with a new secret is fresh). Value: { agent_id, hostname, at } (RFC 3339).
+ */
+export function joinTokenRedemptionKey(token: JoinToken): string {
+  return `${REDEMPTION_PREFIX}${token.metadata.name}/${(token.spec.secret_hash ?? "").slice(0, 16)}`;
+}
+
 /** sha256(secret) as hex, the form JoinToken.spec.secret_hash stores. */
 export function joinSecretHash(secret: string): string {
   return createHash("sha256").update(secret, "utf8").digest("hex");
@@ -289,7 +297,7 @@ export class AgentJoin implements AgentJoinHandler {
     const id = randomUUID();
     const now = d.clock.now();
     // One redemption per token (and per secret: a re-created token with a new secret is fresh).
-    const redemptionKey = `${REDEMPTION_PREFIX}${token.metadata.name}/${(token.spec.secret_hash ?? "").slice(0, 16)}`;
+    const redemptionKey = joinTokenRedemptionKey(token);
     try {
       if (opts.redeem)
         await d.backend.create(redemptionKey, {

@@ -1,7 +1,8 @@
 // Reads the identity a host-CA client certificate was issued to, from its URI SAN
 // (core/certs/x509.ts: svc://agent/<id>, svc://bot/<name>, svc://<service>/<name>).
 // Service certificates (proxy, auth) act as agents named "<service>:<name>", so the proxy sends
-// `x-agent-id: proxy:<name>`.
+// `x-agent-id: proxy:<name>`. The operator's (svc://operator/<name>) is its own kind, admitted only
+// to the operator hooks; it sends `x-agent-id: operator:<name>`.
 import type { PeerCertificate } from "node:tls";
 import type { PeerIdentity } from "./interceptor.ts";
 
@@ -28,6 +29,7 @@ export function peerIdentityFromCertificate(cert: PeerCertificate): PeerIdentity
     }
     if (kind === "agent") ids.push({ kind: "agent", id: name });
     else if (kind === "bot") ids.push({ kind: "bot", id: name });
+    else if (kind === "operator") ids.push({ kind: "operator", id: `operator:${name}` });
     else ids.push({ kind: "agent", id: `${kind}:${name}` });
   }
   // Exactly one identity per certificate; anything ambiguous is no identity.

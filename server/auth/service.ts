@@ -53,6 +53,7 @@ import { LocalLogin, type LockoutPolicy, type LoginResult } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
 import { authorizeNodeLogin } from "./node-login.ts";
 import { NodeStore } from "./nodes.ts";
+import { OperatorHooks } from "./operator-hooks.ts";
 import { deletePassword } from "./passwords.ts";
 import { peerIdentityFromCertificate } from "./peer.ts";
 import { authServiceDefinition } from "./proto.ts";
@@ -175,6 +176,7 @@ export class AuthService {
   readonly resets: PasswordResets;
   readonly #adminUsers: AdminUsers;
   readonly #adminTokens: AdminJoinTokens;
+  readonly #operatorHooks: OperatorHooks;
   readonly #unsubscribe: () => void;
   /** AccessChecker per User object, valid while the same Role objects resolve (see checkerFor). */
   readonly #checkers = new WeakMap<User, { roles: (Role | undefined)[]; checker: AccessChecker }>();
@@ -213,6 +215,12 @@ export class AuthService {
       source: deps.source,
       ...writer,
       clock: deps.clock,
+      audit: adminAudit,
+    });
+    this.#operatorHooks = new OperatorHooks({
+      backend: deps.backend,
+      source: deps.source,
+      sessions: this.sessions,
       audit: adminAudit,
     });
     this.#unsubscribe = deps.source.subscribe((event) => {
@@ -462,6 +470,9 @@ export class AuthService {
     AuthorizeNodeLogin: unary(async (req, caller) =>
       authorizeNodeLogin(req, this.#checkerOrDeny(requireUser(caller).username), await this.nodes.list()),
     ),
+
+    RevokeUserSessions: unary(async (req, caller) => this.#operatorHooks.revokeUserSessions(req, caller)),
+    GetJoinTokenUsage: unary(async (req) => this.#operatorHooks.joinTokenUsage(req)),
 
     GetSession: unary(async (_req, caller) => {
       const user = requireUser(caller);

@@ -131,6 +131,10 @@ import type {
   GetClusterInfoRequest__Output as _svc_v1_GetClusterInfoRequest__Output,
 } from "../../svc/v1/GetClusterInfoRequest.ts";
 import type {
+  GetJoinTokenUsageRequest as _svc_v1_GetJoinTokenUsageRequest,
+  GetJoinTokenUsageRequest__Output as _svc_v1_GetJoinTokenUsageRequest__Output,
+} from "../../svc/v1/GetJoinTokenUsageRequest.ts";
+import type {
   GetPublicKeysRequest as _svc_v1_GetPublicKeysRequest,
   GetPublicKeysRequest__Output as _svc_v1_GetPublicKeysRequest__Output,
 } from "../../svc/v1/GetPublicKeysRequest.ts";
@@ -170,6 +174,10 @@ import type {
   IssueWorkloadSVIDResponse as _svc_v1_IssueWorkloadSVIDResponse,
   IssueWorkloadSVIDResponse__Output as _svc_v1_IssueWorkloadSVIDResponse__Output,
 } from "../../svc/v1/IssueWorkloadSVIDResponse.ts";
+import type {
+  JoinTokenUsage as _svc_v1_JoinTokenUsage,
+  JoinTokenUsage__Output as _svc_v1_JoinTokenUsage__Output,
+} from "../../svc/v1/JoinTokenUsage.ts";
 import type {
   ListAgentIdentitiesRequest as _svc_v1_ListAgentIdentitiesRequest,
   ListAgentIdentitiesRequest__Output as _svc_v1_ListAgentIdentitiesRequest__Output,
@@ -263,6 +271,14 @@ import type {
   ResetPasswordResponse as _svc_v1_ResetPasswordResponse,
   ResetPasswordResponse__Output as _svc_v1_ResetPasswordResponse__Output,
 } from "../../svc/v1/ResetPasswordResponse.ts";
+import type {
+  RevokeUserSessionsRequest as _svc_v1_RevokeUserSessionsRequest,
+  RevokeUserSessionsRequest__Output as _svc_v1_RevokeUserSessionsRequest__Output,
+} from "../../svc/v1/RevokeUserSessionsRequest.ts";
+import type {
+  RevokeUserSessionsResponse as _svc_v1_RevokeUserSessionsResponse,
+  RevokeUserSessionsResponse__Output as _svc_v1_RevokeUserSessionsResponse__Output,
+} from "../../svc/v1/RevokeUserSessionsResponse.ts";
 import type {
   SearchAuditEventsRequest as _svc_v1_SearchAuditEventsRequest,
   SearchAuditEventsRequest__Output as _svc_v1_SearchAuditEventsRequest__Output,
@@ -1072,6 +1088,47 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_ClusterInfo__Output>,
   ): grpc.ClientUnaryCall;
 
+  GetJoinTokenUsage(
+    argument: _svc_v1_GetJoinTokenUsageRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_JoinTokenUsage__Output>,
+  ): grpc.ClientUnaryCall;
+  GetJoinTokenUsage(
+    argument: _svc_v1_GetJoinTokenUsageRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_JoinTokenUsage__Output>,
+  ): grpc.ClientUnaryCall;
+  GetJoinTokenUsage(
+    argument: _svc_v1_GetJoinTokenUsageRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_JoinTokenUsage__Output>,
+  ): grpc.ClientUnaryCall;
+  GetJoinTokenUsage(
+    argument: _svc_v1_GetJoinTokenUsageRequest,
+    callback: grpc.requestCallback<_svc_v1_JoinTokenUsage__Output>,
+  ): grpc.ClientUnaryCall;
+  getJoinTokenUsage(
+    argument: _svc_v1_GetJoinTokenUsageRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_JoinTokenUsage__Output>,
+  ): grpc.ClientUnaryCall;
+  getJoinTokenUsage(
+    argument: _svc_v1_GetJoinTokenUsageRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_JoinTokenUsage__Output>,
+  ): grpc.ClientUnaryCall;
+  getJoinTokenUsage(
+    argument: _svc_v1_GetJoinTokenUsageRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_JoinTokenUsage__Output>,
+  ): grpc.ClientUnaryCall;
+  getJoinTokenUsage(
+    argument: _svc_v1_GetJoinTokenUsageRequest,
+    callback: grpc.requestCallback<_svc_v1_JoinTokenUsage__Output>,
+  ): grpc.ClientUnaryCall;
+
   GetPublicKeys(
     argument: _svc_v1_GetPublicKeysRequest,
     metadata: grpc.Metadata,
@@ -1731,6 +1788,47 @@ export interface AuthServiceClient extends grpc.Client {
   resetPassword(
     argument: _svc_v1_ResetPasswordRequest,
     callback: grpc.requestCallback<_svc_v1_ResetPasswordResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  RevokeUserSessions(
+    argument: _svc_v1_RevokeUserSessionsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RevokeUserSessionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RevokeUserSessions(
+    argument: _svc_v1_RevokeUserSessionsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_RevokeUserSessionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RevokeUserSessions(
+    argument: _svc_v1_RevokeUserSessionsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RevokeUserSessionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RevokeUserSessions(
+    argument: _svc_v1_RevokeUserSessionsRequest,
+    callback: grpc.requestCallback<_svc_v1_RevokeUserSessionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  revokeUserSessions(
+    argument: _svc_v1_RevokeUserSessionsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RevokeUserSessionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  revokeUserSessions(
+    argument: _svc_v1_RevokeUserSessionsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_RevokeUserSessionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  revokeUserSessions(
+    argument: _svc_v1_RevokeUserSessionsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RevokeUserSessionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  revokeUserSessions(
+    argument: _svc_v1_RevokeUserSessionsRequest,
+    callback: grpc.requestCallback<_svc_v1_RevokeUserSessionsResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   SearchAuditEvents(
@@ -1886,6 +1984,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
 
   GetClusterInfo: grpc.handleUnaryCall<_svc_v1_GetClusterInfoRequest__Output, _svc_v1_ClusterInfo>;
 
+  GetJoinTokenUsage: grpc.handleUnaryCall<_svc_v1_GetJoinTokenUsageRequest__Output, _svc_v1_JoinTokenUsage>;
+
   GetPublicKeys: grpc.handleUnaryCall<_svc_v1_GetPublicKeysRequest__Output, _svc_v1_PublicKeys>;
 
   GetRecording: grpc.handleServerStreamingCall<
@@ -1937,6 +2037,11 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
   >;
 
   ResetPassword: grpc.handleUnaryCall<_svc_v1_ResetPasswordRequest__Output, _svc_v1_ResetPasswordResponse>;
+
+  RevokeUserSessions: grpc.handleUnaryCall<
+    _svc_v1_RevokeUserSessionsRequest__Output,
+    _svc_v1_RevokeUserSessionsResponse
+  >;
 
   SearchAuditEvents: grpc.handleUnaryCall<
     _svc_v1_SearchAuditEventsRequest__Output,
@@ -2064,6 +2169,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_GetClusterInfoRequest__Output,
     _svc_v1_ClusterInfo__Output
   >;
+  GetJoinTokenUsage: MethodDefinition<
+    _svc_v1_GetJoinTokenUsageRequest,
+    _svc_v1_JoinTokenUsage,
+    _svc_v1_GetJoinTokenUsageRequest__Output,
+    _svc_v1_JoinTokenUsage__Output
+  >;
   GetPublicKeys: MethodDefinition<
     _svc_v1_GetPublicKeysRequest,
     _svc_v1_PublicKeys,
@@ -2165,6 +2276,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_ResetPasswordResponse,
     _svc_v1_ResetPasswordRequest__Output,
     _svc_v1_ResetPasswordResponse__Output
+  >;
+  RevokeUserSessions: MethodDefinition<
+    _svc_v1_RevokeUserSessionsRequest,
+    _svc_v1_RevokeUserSessionsResponse,
+    _svc_v1_RevokeUserSessionsRequest__Output,
+    _svc_v1_RevokeUserSessionsResponse__Output
   >;
   SearchAuditEvents: MethodDefinition<
     _svc_v1_SearchAuditEventsRequest,
