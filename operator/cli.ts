@@ -17,6 +17,8 @@ export interface OperatorCommandFlags {
   resync: string;
   caSecretPrefix?: string;
   diagnosticsAddr?: string;
+  authAddr?: string;
+  authServerName?: string;
 }
 
 function seconds(flag: string, value: string): number {
@@ -47,6 +49,14 @@ export function registerOperatorCommand(program: Command): Command {
     .option("--resync <s>", "seconds between full reconciles of every object", "300")
     .option("--ca-secret-prefix <prefix>", "prefix of the CA Secret names (default svc-ca-)")
     .option("--diagnostics-addr <host:port>", "listener for /healthz and /metrics (default: none)")
+    .option(
+      "--auth-addr <host:port>",
+      "auth's gRPC address: revoke a deleted User's sessions, report JoinToken use (default: $SVC_AUTH_ADDR; none: both off)",
+    )
+    .option(
+      "--auth-server-name <name>",
+      "name to verify in auth's certificate (default: the --auth-addr host)",
+    )
     .action(async (flags: OperatorCommandFlags) => {
       const env = process.env;
       const namespace = flags.namespace ?? env["SVC_NAMESPACE"] ?? env["POD_NAMESPACE"];
@@ -55,6 +65,7 @@ export function registerOperatorCommand(program: Command): Command {
         throw new Error("operator: --namespace (or $SVC_NAMESPACE / $POD_NAMESPACE) is required");
       if (!clusterName) throw new Error("operator: --cluster-name (or $SVC_CLUSTER_NAME) is required");
       const podName = env["POD_NAME"];
+      const authAddr = flags.authAddr ?? env["SVC_AUTH_ADDR"];
       const handle = await runOperator({
         namespace,
         clusterName,
@@ -69,6 +80,8 @@ export function registerOperatorCommand(program: Command): Command {
         ...(flags.identity ? { identity: flags.identity } : podName ? { identity: podName } : {}),
         ...(flags.caSecretPrefix ? { caSecretPrefix: flags.caSecretPrefix } : {}),
         ...(flags.diagnosticsAddr ? { diagnosticsAddr: flags.diagnosticsAddr } : {}),
+        ...(authAddr ? { authAddr } : {}),
+        ...(flags.authServerName ? { authServerName: flags.authServerName } : {}),
       });
       await handle.done;
       // Stopped (SIGTERM): leave even if a pooled HTTP connection would keep the loop alive.

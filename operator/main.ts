@@ -14,6 +14,7 @@ import { loadKubeConfig } from "../core/sources/kube-api.ts";
 import { splitHostPort } from "../server/config.ts";
 import { createMetricsRegistry, startDiagnostics } from "../server/diagnostics.ts";
 import { createLogger } from "../server/logger.ts";
+import { OperatorAuthClient } from "./auth-client.ts";
 import type { SessionRevoker, TokenUsage } from "./auth-hooks.ts";
 import { ensureCas } from "./ca.ts";
 import { Controller } from "./controller.ts";
@@ -50,6 +51,13 @@ export interface OperatorOptions {
   clock?: Clock;
   sessionRevoker?: SessionRevoker;
   tokenUsage?: TokenUsage;
+  /**
+   * host:port of auth: without explicit hooks, an OperatorAuthClient (auth-client.ts) on it is
+   * both the SessionRevoker and the TokenUsage.
+   */
+  authAddr?: string;
+  /** Name to verify in auth's server certificate when it differs from the authAddr host. */
+  authServerName?: string;
   /** host:port of the diagnostics listener (/healthz, /metrics); none when absent. Port 0 picks one. */
   diagnosticsAddr?: string;
   /** Stop (and release the Lease) on SIGTERM / SIGINT. The CLI sets it; tests do not. */
@@ -97,8 +105,21 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
       namespace,
       ...(opts.caSecretPrefix ? { prefix: opts.caSecretPrefix } : {}),
     });
-  if (!opts.sessionRevoker) logger.warn("no SessionRevoker: deleting a User will not revoke its sessions");
-  if (!opts.tokenUsage) logger.warn("no TokenUsage: JoinToken phase Used is not reported");
+  const authClient = opts.authAddr
+    ? new OperatorAuthClient({
+        address: opts.authAddr,
+        caStore,
+        clusterName: opts.clusterName,
+        trustDomain: opts.trustDomain ?? opts.clusterName,
+        name: identity,
+        clock,
+        ...(opts.authServerName ? { serverName: opts.authServerName } : {}),
+      })
+    : undefined;
+  const sessionRevoker = opts.sessionRevoker ?? authClient;
+  const tokenUsage = opts.tokenUsage ?? authClient;
+  if (!sessionRevoker) logger.warn("no SessionRevoker: deleting a User will not revoke its sessions");
+  if (!tokenUsage) logger.warn("no TokenUsage: JoinToken phase Used is not reported");
 
   const registry = createMetricsRegistry("operator");
   const metrics = new OperatorMetrics(registry);
@@ -133,8 +154,8 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
         }),
         clock,
         logger,
-        sessionRevoker: opts.sessionRevoker,
-        tokenUsage: opts.tokenUsage,
+        sessionRevoker,
+        tokenUsage,
         caReady: () => state.caReady,
         metrics,
         ...(opts.resyncMs !== undefined ? { resyncMs: opts.resyncMs } : {}),
@@ -192,6 +213,7 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
       }
       await elector.stop(); // ends leadership (stopping the controller) and releases the Lease
       await stopActive();
+      authClient?.close();
       await diagnostics?.close();
       logger.info({ identity }, "operator stopped");
       resolveDone();
