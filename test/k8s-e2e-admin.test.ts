@@ -198,6 +198,18 @@ describe("Kubernetes mode: admin RPCs write custom resources through svcd auth's
 
   it("a non-admin gets PERMISSION_DENIED and no custom resource is written", async () => {
     const md = () => userMetadata(devSession);
+    // auth's own decision, not the apiserver refusing auth's ServiceAccount (also PERMISSION_DENIED).
+    const refusal = await callUnary(
+      client,
+      "CreateUser",
+      { name: "mallory", roles: ["admin"], logins: [] },
+      md(),
+    ).then(
+      () => "created",
+      (err: unknown) => (err instanceof Error ? err.message : String(err)),
+    );
+    expect(refusal).toMatch(/not allowed to create users/);
+    expect(refusal).not.toMatch(/apiserver/);
     expect(
       await grpcCode(
         callUnary(client, "CreateUser", { name: "mallory", roles: ["admin"], logins: [] }, md()),
