@@ -24,6 +24,8 @@ export interface RunningAuthServer {
   service: AuthService;
   health: HealthImplementation;
   server: Server;
+  /** Replaces the TLS server certificate for new connections (certificate renewal). */
+  setTls(tls: AuthServerTlsOptions): void;
   /** Graceful shutdown (forced after `graceMs`). */
   close(graceMs?: number): Promise<void>;
 }
@@ -44,8 +46,9 @@ export async function startAuthServer(opts: AuthServerOptions): Promise<RunningA
 
   const host = opts.host ?? "127.0.0.1";
   const bindHost = host.includes(":") ? `[${host}]` : host;
+  const credentials = authServerCredentials(opts.tls);
   const port = await new Promise<number>((resolve, reject) => {
-    server.bindAsync(`${bindHost}:${opts.port ?? 3025}`, authServerCredentials(opts.tls), (err, p) =>
+    server.bindAsync(`${bindHost}:${opts.port ?? 3025}`, credentials, (err, p) =>
       err ? reject(err) : resolve(p),
     );
   });
@@ -57,6 +60,7 @@ export async function startAuthServer(opts: AuthServerOptions): Promise<RunningA
     service,
     health,
     server,
+    setTls: (tls) => credentials.update(tls),
     close: (graceMs = 5000) =>
       new Promise<void>((resolve) => {
         service.close();

@@ -14,8 +14,23 @@ export interface AuthServerTlsOptions {
   clientCaPems: readonly string[];
 }
 
+// Context options: also what setSecureContext takes on a live server (it rebuilds the whole
+// context from them, so the version bounds are repeated here).
+function contextOptions(opts: AuthServerTlsOptions) {
+  return {
+    minVersion: "TLSv1.3" as const,
+    maxVersion: "TLSv1.3" as const,
+    cert: opts.certPem,
+    key: opts.keyPem,
+    ca: [...opts.clientCaPems],
+  };
+}
+
+const keyOf = (opts: AuthServerTlsOptions) =>
+  `${opts.certPem}\n${opts.keyPem}\n${opts.clientCaPems.join("\n")}`;
+
 class Tls13ServerCredentials extends ServerCredentials {
-  readonly #key: string;
+  #key: string;
   constructor(opts: AuthServerTlsOptions) {
     super(
       {
@@ -27,21 +42,28 @@ class Tls13ServerCredentials extends ServerCredentials {
         // caller is simply not an agent.
         rejectUnauthorized: false,
       },
-      {
-        minVersion: "TLSv1.3",
-        cert: opts.certPem,
-        key: opts.keyPem,
-        ca: [...opts.clientCaPems],
-      },
+      contextOptions(opts),
     );
-    this.#key = `${opts.certPem}\n${opts.keyPem}\n${opts.clientCaPems.join("\n")}`;
+    this.#key = keyOf(opts);
   }
   _equals(other: ServerCredentials): boolean {
     return other instanceof Tls13ServerCredentials && other.#key === this.#key;
   }
+  /**
+   * A new certificate for every server bound with these credentials: grpc-js (>= 1.10) watches
+   * its credentials and calls setSecureContext on each listener. New connections get the new
+   * certificate; open ones keep theirs.
+   */
+  update(opts: AuthServerTlsOptions): void {
+    this.#key = keyOf(opts);
+    this.updateSecureContextOptions(contextOptions(opts));
+  }
 }
 
-export function authServerCredentials(opts: AuthServerTlsOptions): ServerCredentials {
+/** Server credentials whose certificate can be replaced while servers use them. */
+export type ReloadableServerCredentials = ServerCredentials & { update(opts: AuthServerTlsOptions): void };
+
+export function authServerCredentials(opts: AuthServerTlsOptions): ReloadableServerCredentials {
   return new Tls13ServerCredentials(opts);
 }
 

@@ -24,6 +24,7 @@ import { userCertRoutes } from "../proxy/routes/user-certs.ts";
 import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
 import { GrpcTerminalAuthApi } from "../proxy/terminal-auth.ts";
 import { terminalRoutes } from "../proxy/terminal-route.ts";
+import { ServerCertRenewer } from "../roles/server-cert-renewal.ts";
 import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
 import { issueServerIdentity, issueServiceClientIdentity } from "../wiring.ts";
@@ -112,11 +113,13 @@ export async function startEmbedded(
     }
 
     const authListen = splitHostPort(opts.authListen ?? config.auth.listen_addr);
-    const authTls = await issueServerIdentity(cas, {
-      commonName: "auth",
-      hosts: [authListen.host, splitHostPort(config.auth.advertise_addr ?? config.auth.listen_addr).host],
-      clock,
-    });
+    const issueAuthTls = () =>
+      issueServerIdentity(cas, {
+        commonName: "auth",
+        hosts: [authListen.host, splitHostPort(config.auth.advertise_addr ?? config.auth.listen_addr).host],
+        clock,
+      });
+    const authTls = await issueAuthTls();
     const authRole = await startAuthRole({
       config,
       cas,
@@ -130,6 +133,15 @@ export async function startEmbedded(
     });
     const auth = authRole.server;
     closers.push(() => authRole.close());
+    const authTlsRenewer = new ServerCertRenewer({
+      current: authTls,
+      issue: issueAuthTls,
+      apply: (fresh) => auth.setTls({ ...fresh, clientCaPems: [cas.hostCa.certPem] }),
+      clock,
+      logger,
+    });
+    authTlsRenewer.start();
+    closers.push(async () => authTlsRenewer.stop());
 
     const proxyConfig = proxyConfigFrom(
       opts.proxyListen ? { ...config, proxy: { ...config.proxy, listen_addr: opts.proxyListen } } : config,

@@ -1,7 +1,7 @@
 // `svcd auth`: the auth role on its own, as the Kubernetes Deployment runs it. Resources come from
 // the informer cache (KubernetesSource), state from the shared backend (PostgreSQL), CA keys from
-// Secrets (or files). Auth issues its own TLS server certificate and, as the only CA holder, the
-// proxy's identity Secret. The diagnostics listener starts first, so /healthz answers while auth
+// Secrets (or files). Auth issues its own TLS server certificate (renewed at half-life, swapped
+// into the live gRPC server) and, as the only CA holder, the proxy's identity Secret. The diagnostics listener starts first, so /healthz answers while auth
 // waits for its CAs; /readyz turns true once the resource cache has synced and gRPC is serving.
 
 import type { Backend } from "../../core/backend/backend.ts";
@@ -21,6 +21,7 @@ import { issueServerIdentity } from "../wiring.ts";
 import { Closers, configPath, retryUntil, roleKubeConfig, sourceGauges, startSource } from "./common.ts";
 import { LiveResources } from "./live-source.ts";
 import { ProxyIdentitySecret } from "./proxy-identity.ts";
+import { ServerCertRenewer } from "./server-cert-renewal.ts";
 
 export interface RoleDeps {
   env?: NodeJS.ProcessEnv;
@@ -129,7 +130,9 @@ export async function startAuth(config: Config, deps: RoleDeps = {}): Promise<Ru
     sourceGauges(registry, resources);
 
     const listen = splitHostPort(config.auth.listen_addr);
-    const tls = await issueServerIdentity(cas, { commonName: "auth", hosts: authTlsNames(config), clock });
+    const issueTls = () =>
+      issueServerIdentity(cas, { commonName: "auth", hosts: authTlsNames(config), clock });
+    const tls = await issueTls();
     const role: AuthRole = await startAuthRole({
       config,
       cas,
@@ -142,6 +145,16 @@ export async function startAuth(config: Config, deps: RoleDeps = {}): Promise<Ru
       listen,
     });
     closers.add(() => role.close());
+    // 90-day certificate, re-issued at half-life and swapped in for new connections (no restart).
+    const renewer = new ServerCertRenewer({
+      current: tls,
+      issue: issueTls,
+      apply: (fresh) => role.server.setTls({ ...fresh, clientCaPems: [cas.hostCa.certPem] }),
+      clock,
+      logger,
+    });
+    renewer.start();
+    closers.add(() => renewer.stop());
     serving = true;
     closers.add(() => {
       serving = false;
