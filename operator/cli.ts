@@ -15,6 +15,7 @@ export interface OperatorCommandFlags {
   renewDeadline: string;
   retryPeriod: string;
   resync: string;
+  recheck: string;
   caSecretPrefix?: string;
   diagnosticsAddr?: string;
   authAddr?: string;
@@ -47,6 +48,11 @@ export function registerOperatorCommand(program: Command): Command {
     .option("--renew-deadline <s>", "seconds the leader keeps trying to renew before it steps down", "10")
     .option("--retry-period <s>", "seconds between acquire/renew attempts", "2")
     .option("--resync <s>", "seconds between full reconciles of every object", "300")
+    .option(
+      "--recheck <s>",
+      "seconds between looks at what makes no watch event (a missing Connector Secret, a JoinToken redemption in auth)",
+      "30",
+    )
     .option("--ca-secret-prefix <prefix>", "prefix of the CA Secret names (default svc-ca-)")
     .option("--diagnostics-addr <host:port>", "listener for /healthz and /metrics (default: none)")
     .option(
@@ -75,6 +81,7 @@ export function registerOperatorCommand(program: Command): Command {
         renewDeadlineMs: seconds("renew-deadline", flags.renewDeadline),
         retryPeriodMs: seconds("retry-period", flags.retryPeriod),
         resyncMs: seconds("resync", flags.resync),
+        recheckMs: seconds("recheck", flags.recheck),
         ...(flags.kubeconfig ? { kubeconfigPath: flags.kubeconfig } : {}),
         ...(flags.trustDomain ? { trustDomain: flags.trustDomain } : {}),
         ...(flags.identity ? { identity: flags.identity } : podName ? { identity: podName } : {}),

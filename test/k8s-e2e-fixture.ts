@@ -277,6 +277,9 @@ export async function startE2ePlatform(
           "--renew-deadline=3",
           "--retry-period=0.5",
           `--diagnostics-addr=127.0.0.1:${ports.operatorDiag}`,
+          // As the chart does: the operator calls auth (User deletion, JoinToken redemptions).
+          `--auth-addr=127.0.0.1:${ports.auth}`,
+          "--recheck=1",
         ]),
       startAuth: () => launch("auth", svcd, ["auth", "--config", authConfig]),
       startProxy: () => launch("proxy", svcd, ["proxy", "--config", proxyConfig]),
