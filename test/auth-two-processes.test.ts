@@ -1,0 +1,194 @@
+// Two `svcd auth` PROCESSES on one PostgreSQL schema (issue 3): the same manifests folder, one
+// shared files CA folder, each with its own gRPC listener. A session created by a login on one is
+// valid on the other; a logout on the second is effective on the first. Real processes (bin/svcd),
+// a real PostgreSQL, real gRPC clients over TLS 1.3.
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { openBackend } from "../core/backend/index.ts";
+import { CertificateAuthorities } from "../core/ca/authorities.ts";
+import { FileCaKeyStore } from "../core/ca/key-store.ts";
+import { systemClock } from "../core/clock.ts";
+import { API_VERSION } from "../core/resources/index.ts";
+import { type AuthServiceClient, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { setPassword } from "../server/auth/passwords.ts";
+import { freePort } from "./harness/ports.ts";
+import { dropSchema, testPostgresUrl, uniqueSchemaName } from "./harness/postgres.ts";
+
+const root = join(import.meta.dirname, "..");
+const CLUSTER = "two-auth";
+const PASSWORD = "two processes, one database";
+
+interface AuthProcess {
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  port: number;
+  diagPort: number;
+  log: string;
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function until(what: string, probe: () => Promise<boolean>, ms = 90_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await probe().catch(() => false)) return;
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+describe("two svcd auth processes on one PostgreSQL", () => {
+  const pgUrl = testPostgresUrl();
+  const schema = uniqueSchemaName("auth_two_proc");
+  let dir = "";
+  const procs: AuthProcess[] = [];
+  const clients: AuthServiceClient[] = [];
+
+  const start = async (name: string): Promise<AuthProcess> => {
+    const port = await freePort();
+    const diagPort = await freePort();
+    const config = join(dir, `${name}.yaml`);
+    await writeFile(
+      config,
+      stringify({
+        version: 1,
+        cluster_name: CLUSTER,
+        log_level: "info",
+        auth: { listen_addr: `127.0.0.1:${port}`, diagnostics_addr: `127.0.0.1:${diagPort}` },
+        proxy: {
+          listen_addr: "127.0.0.1:3080",
+          public_addr: "localhost:3080",
+          oidc_issuer_url: "https://localhost:3080",
+        },
+        client_tools: { min_version: "0.1.0", recommended_version: "0.1.0" },
+        backend: { type: "postgres", url_env: "SVC_TWO_AUTH_PG_URL", schema },
+        source: { type: "folder", path: join(dir, "manifests") },
+        ca_store: { type: "files", path: join(dir, "ca") },
+      }),
+    );
+    const log = join(dir, `${name}.log`);
+    const fd = openSync(log, "a");
+    const child = spawn(join(root, "bin", "svcd"), ["auth", "--config", config], {
+      stdio: ["ignore", fd, fd],
+      env: { ...process.env, SVC_TWO_AUTH_PG_URL: pgUrl },
+    });
+    closeSync(fd);
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const p = { child, exited, port, diagPort, log };
+    procs.push(p);
+    return p;
+  };
+
+  const ready = async (p: AuthProcess): Promise<void> => {
+    await until(`auth on ${p.port} ready`, async () => {
+      if (p.child.exitCode !== null) {
+        throw new Error(`auth exited ${p.child.exitCode}:\n${readFileSync(p.log, "utf8").slice(-3000)}`);
+      }
+      const r = await fetch(`http://127.0.0.1:${p.diagPort}/readyz`, { signal: AbortSignal.timeout(5_000) });
+      return r.status === 200;
+    });
+  };
+
+  let first: AuthServiceClient;
+  let second: AuthServiceClient;
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "svc-two-auth-"));
+    await mkdir(join(dir, "manifests"));
+    await writeFile(
+      join(dir, "manifests", "dana.yaml"),
+      [
+        { kind: "Role", metadata: { name: "dev" }, spec: { allow: { logins: ["dana"] } } },
+        { kind: "User", metadata: { name: "dana" }, spec: { roles: ["dev"] } },
+      ]
+        .map((o) => stringify({ apiVersion: API_VERSION, ...o }))
+        .join("---\n"),
+    );
+    // Both at once: they race to create the CAs in the shared folder (one wins, the other loads).
+    const a = await start("auth-a");
+    const b = await start("auth-b");
+    await Promise.all([ready(a), ready(b)]);
+    const cas = await CertificateAuthorities.loadOrCreate(new FileCaKeyStore(join(dir, "ca")), {
+      clusterName: CLUSTER,
+      trustDomain: CLUSTER,
+      clock: systemClock,
+    });
+    const backend = await openBackend(
+      { type: "postgres", connectionString: pgUrl, schema },
+      { clock: systemClock },
+    );
+    try {
+      await setPassword(backend, "dana", PASSWORD);
+    } finally {
+      await backend.close();
+    }
+    const client = (p: AuthProcess) =>
+      createAuthClient({
+        address: `127.0.0.1:${p.port}`,
+        caPems: [cas.hostCa.certPem],
+        serverName: "localhost",
+      });
+    first = client(a);
+    second = client(b);
+    clients.push(first, second);
+  }, 240_000);
+
+  afterAll(async () => {
+    for (const c of clients) c.close();
+    for (const p of procs)
+      if (p.child.exitCode === null && p.child.signalCode === null) p.child.kill("SIGTERM");
+    await Promise.all(
+      procs.map(async (p) => {
+        const t = setTimeout(() => p.child.kill("SIGKILL"), 10_000);
+        await p.exited;
+        clearTimeout(t);
+      }),
+    );
+    await dropSchema(pgUrl, schema).catch(() => undefined);
+    if (dir) await rm(dir, { recursive: true, force: true });
+  }, 60_000);
+
+  it("are two processes with their own listeners", () => {
+    const [a, b] = procs;
+    expect(a?.child.pid).toBeDefined();
+    expect(a?.child.pid).not.toBe(b?.child.pid);
+    expect(a?.port).not.toBe(b?.port);
+  });
+
+  it("a session created on one is valid on the other; logout on the second ends it on the first", async () => {
+    const login = await callUnary(first, "AuthenticateLocal", {
+      username: "dana",
+      password: PASSWORD,
+      client_address: "127.0.0.1",
+    });
+    const id = login.session?.session_id ?? "";
+    expect(id).not.toBe("");
+
+    const onSecond = await callUnary(second, "GetSession", {}, userMetadata(id));
+    expect(onSecond.username).toBe("dana");
+    expect(onSecond.roles).toEqual(["dev"]);
+    expect(onSecond.expires_unix_ms).toBe(login.session?.expires_unix_ms);
+
+    await callUnary(second, "DeleteSession", {}, userMetadata(id));
+
+    await expect(callUnary(first, "GetSession", {}, userMetadata(id))).rejects.toMatchObject({
+      code: "not_authenticated",
+    });
+    await expect(callUnary(second, "GetSession", {}, userMetadata(id))).rejects.toMatchObject({
+      code: "not_authenticated",
+    });
+  }, 60_000);
+
+  it("a wrong password on either is refused the same way", async () => {
+    for (const c of [first, second]) {
+      await expect(
+        callUnary(c, "AuthenticateLocal", { username: "dana", password: "wrong", client_address: "" }),
+      ).rejects.toMatchObject({ code: "not_authenticated" });
+    }
+  }, 60_000);
+});
