@@ -2,11 +2,13 @@
 //   operator/rbac.yaml                       the operator's RBAC, plain (namespace svc-system)
 //   charts/svc/templates/<c>-rbac.yaml       the same objects for operator, auth and proxy, templated
 //   charts/svc/crds/*.yaml                   a copy of crds/ (Helm installs CRDs from there)
+//   charts/svc/templates/preset-roles.yaml   the preset Roles (admin, access) from core/resources
 // `node operator/gen-manifests.ts` writes them; `--check` exits 1 listing stale files. A test runs
 // the same comparison (staleFiles()).
 import { readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { stringify } from "yaml";
+import { presets } from "../core/resources/index.ts";
 import { authRules, operatorRules, type PolicyRule, proxyRules, rbacObjects } from "./rbac.ts";
 
 const root = join(import.meta.dirname, "..");
@@ -59,6 +61,24 @@ function chartRbac(component: string, rules: PolicyRule[]): string {
   return `${HEADER.replace("# ", "{{- /* ").replace("\n", " */}}\n")}${templated}`;
 }
 
+/** The preset Roles as custom resources, so a fresh install has an `admin` Role to bind users to. */
+function chartPresetRoles(): string {
+  const roles = presets().map((r) => ({
+    ...r,
+    metadata: { ...r.metadata, namespace: NS, labels: { [LABELS]: "preset" } },
+  }));
+  // Login templates ({{internal.logins}}) must reach the apiserver literally, not as Helm actions.
+  const templated = yamlDocs(roles)
+    .replace(/\{\{((?:internal|external)\.[A-Za-z0-9_.-]+)\}\}/g, '{{ "{{" }}$1{{ "}}" }}')
+    .replaceAll(NS, "{{ .Release.Namespace }}")
+    .replace(
+      new RegExp(`^(\\s*)${LABELS}: preset$`, "gm"),
+      (_m, indent: string) =>
+        `${indent}{{- include "svc.labels" . | nindent ${indent.length} }}\n${indent}app.kubernetes.io/component: preset`,
+    );
+  return `${HEADER.replace("# ", "{{- /* ").replace("from operator/rbac.ts", "from core/resources presets()").replace("\n", " */}}\n")}{{- if .Values.presetRoles }}\n${templated}{{- end }}\n`;
+}
+
 /** Every generated file (path relative to the repository root) with its expected content. */
 export function expectedFiles(): Map<string, string> {
   const out = new Map<string, string>();
@@ -66,6 +86,7 @@ export function expectedFiles(): Map<string, string> {
   out.set("charts/svc/templates/operator-rbac.yaml", chartRbac("operator", operatorRules(LEASE)));
   out.set("charts/svc/templates/auth-rbac.yaml", chartRbac("auth", authRules(PROXY_IDENTITY)));
   out.set("charts/svc/templates/proxy-rbac.yaml", chartRbac("proxy", proxyRules()));
+  out.set("charts/svc/templates/preset-roles.yaml", chartPresetRoles());
   for (const file of readdirSync(join(root, "crds"))
     .filter((f) => f.endsWith(".yaml"))
     .sort()) {

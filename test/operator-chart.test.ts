@@ -32,7 +32,10 @@ describe("Helm chart charts/svc", () => {
   let cluster: OperatorTestCluster | undefined;
   let rendered: K8sObject[] = [];
   const admin = () => cluster?.adminKubeconfig ?? "";
-  const ofKind = (kind: string) => rendered.filter((o) => o.kind === kind);
+  // Kubernetes kinds only: the chart also ships svc.dev Roles (the presets), counted apart.
+  const ofKind = (kind: string) =>
+    rendered.filter((o) => o.kind === kind && !o.apiVersion.startsWith("svc.dev/"));
+  const presetRoles = () => rendered.filter((o) => o.apiVersion.startsWith("svc.dev/"));
   const named = (kind: string, name: string) => ofKind(kind).find((o) => o.metadata.name === name);
 
   beforeAll(async () => {
@@ -111,8 +114,22 @@ describe("Helm chart charts/svc", () => {
     await must(
       kubectl(admin(), ["apply", "--server-side", "-f", "-"], yaml(ofKind("CustomResourceDefinition"))),
     );
+    await must(
+      kubectl(admin(), [
+        "wait",
+        "--for=condition=Established",
+        "--timeout=60s",
+        "crd",
+        "-l",
+        "app.kubernetes.io/part-of=svc",
+      ]),
+    );
     const applied = rendered.filter((o) => !["CustomResourceDefinition", "Deployment"].includes(o.kind));
     await must(kubectl(admin(), ["apply", "-f", "-"], yaml(applied)));
+    // The preset Roles land as svc.dev Roles with their login templates intact.
+    expect(presetRoles().map((r) => r.metadata.name)).toEqual(["admin", "access"]);
+    const adminRole = await must(kubectl(admin(), ["get", "roles.svc.dev", "admin", "-n", NS, "-o", "json"]));
+    expect(JSON.parse(adminRole).spec.allow.logins).toContain("{{internal.logins}}");
     const dry = await must(
       kubectl(admin(), ["apply", "--dry-run=server", "-f", "-"], yaml(ofKind("Deployment"))),
     );
