@@ -1,9 +1,13 @@
 // Proxy throughput: GET /v1/webapi/ping (config only) and GET /v1/webapi/session with Bearer
 // (one GetSession call to the real auth server over gRPC TLS per request) against a bare fastify
 // HTTPS hello route with the same certificate, all measured in the same run with autocannon.
+// Processes: this one runs the proxy, the bare baseline (both on its main thread) and autocannon
+// (a worker thread); auth runs in a child process. All share the machine's 2 cores, so each row
+// also reports CPU per request: this main thread's, and the auth child's where /proc exists.
 
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:https";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -23,9 +27,29 @@ const ROUNDS = 3;
 interface Sample {
   perSecond: number;
   latencies: { p50: number; p99: number };
+  /** CPU of this process's main thread (the server under test) per request, µs. */
+  serverCpuUs: number;
+  /** CPU of the auth child process per request, µs (Linux /proc; NaN elsewhere). */
+  authCpuUs: number;
+}
+
+let authPid: number | undefined;
+
+/** Whole-process CPU time of another process in ms, from /proc (Linux only). */
+function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 async function sample(url: string, headers: Record<string, string>, seconds: number): Promise<Sample> {
+  const cpu0 = process.threadCpuUsage();
+  const auth0 = processCpuMs(authPid);
   const r = await autocannon({
     url,
     headers,
@@ -36,7 +60,14 @@ async function sample(url: string, headers: Record<string, string>, seconds: num
   });
   const failures = r.non2xx + r.errors + r.timeouts;
   if (failures > 0) throw new Error(`${url}: ${failures} failed requests`);
-  return { perSecond: r.requests.average, latencies: { p50: r.latency.p50, p99: r.latency.p99 } };
+  const cpu = process.threadCpuUsage(cpu0);
+  const n = Math.max(1, r.requests.total);
+  return {
+    perSecond: r.requests.average,
+    latencies: { p50: r.latency.p50, p99: r.latency.p99 },
+    serverCpuUs: (cpu.user + cpu.system) / n,
+    authCpuUs: ((processCpuMs(authPid) - auth0) * 1000) / n,
+  };
 }
 
 interface Target {
@@ -59,8 +90,14 @@ async function measureAll(targets: Target[]): Promise<Array<BenchRow & { perSeco
     unit: "req",
     p50Ms: median(t.samples.map((x) => x.latencies.p50)),
     p99Ms: median(t.samples.map((x) => x.latencies.p99)),
-    note: `median of ${ROUNDS}`,
+    note: `median of ${ROUNDS}; server main thread ${median(t.samples.map((x) => x.serverCpuUs)).toFixed(0)} us CPU/req${cpuOfAuth(t)}`,
   }));
+}
+
+function cpuOfAuth(t: Target): string {
+  const xs = t.samples.map((x) => x.authCpuUs).filter((x) => Number.isFinite(x) && x > 5);
+  if (xs.length === 0) return "";
+  return `, auth process ${[...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]?.toFixed(0)} us CPU/req`;
 }
 
 interface AuthChildInfo {
@@ -107,6 +144,7 @@ export default async function proxyBench(): Promise<BenchReport> {
     await once(child, "exit");
     clearTimeout(timer);
   };
+  authPid = child.pid;
   let info: AuthChildInfo;
   try {
     const lines = createInterface({ input: child.stdout });
@@ -177,6 +215,8 @@ export default async function proxyBench(): Promise<BenchReport> {
         { name: "ping / bare hello", ratio: ping.perSecond / base.perSecond, goal: 0.8 },
         { name: "session (Bearer) / bare hello", ratio: session.perSecond / base.perSecond, goal: 0.5 },
         { name: "session (Bearer) / direct GetSession", ratio: session.perSecond / direct.perSecond },
+        // What the gRPC hop alone allows: GetSession straight from this process, no HTTP at all.
+        { name: "direct GetSession / bare hello (info: ceiling)", ratio: direct.perSecond / base.perSecond },
       ],
     };
   } finally {
