@@ -1,8 +1,9 @@
 // The CLI profile: which proxy, which user, the session and the CA to trust, in
 // $SVC_HOME/profile.json (default ~/.svc), mode 0600 because it holds a bearer session id.
-import { mkdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
+import { writeFileAtomic } from "../core/atomic-file.ts";
 import { NotAuthenticatedError } from "../core/errors.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 
@@ -54,9 +55,7 @@ export async function saveProfile(p: Profile, env: NodeJS.ProcessEnv = process.e
   const home = svcHome(env);
   await mkdir(home, { recursive: true, mode: 0o700 });
   const file = profilePath(env);
-  const tmp = `${file}.tmp-${process.pid}`;
-  await writeFile(tmp, `${JSON.stringify(p, null, 2)}\n`, { mode: 0o600 });
-  await rename(tmp, file);
+  await writeFileAtomic(file, `${JSON.stringify(p, null, 2)}\n`, 0o600);
 }
 
 export async function removeProfile(env: NodeJS.ProcessEnv = process.env): Promise<void> {

@@ -1,26 +1,8 @@
 // Writes an SSH identity the way OpenSSH tools expect to find it: <path> (private, 0600),
 // <path>.pub and, when given, <path>-cert.pub. Each file is replaced atomically (temp + rename),
 // so a reader (ssh, a running bot) never sees a half-written key or a key without its cert.
-import { randomBytes } from "node:crypto";
-import { open, rename, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
-
-async function writeAtomic(path: string, data: string, mode: number): Promise<void> {
-  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
-  const fh = await open(tmp, "wx", mode);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (err) {
-    await unlink(tmp).catch(() => {});
-    throw err;
-  }
-}
+import { unlink } from "node:fs/promises";
+import { writeFileAtomic as writeAtomic } from "../atomic-file.ts";
 
 export interface SshIdentityFiles {
   privateKeyPath: string;

@@ -3,9 +3,10 @@
 // document index, reason) and the last good version of what that document held is kept, so an
 // editing mistake never revokes or grants access by accident and never crashes the process.
 import { type FSWatcher, watch } from "node:fs";
-import { mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { parseAllDocuments, stringify } from "yaml";
+import { writeFileAtomic } from "../atomic-file.ts";
 import { BadParameterError, NotFoundError } from "../errors.ts";
 import type { AnyResource, ResourceKind, ResourceOf } from "../resources/index.ts";
 import { validateResource } from "../resources/index.ts";
@@ -109,10 +110,7 @@ export class FolderSource implements ResourceSource, ResourceWriter {
       );
     }
     await mkdir(join(this.#dir, MANAGED_DIR), { recursive: true });
-    // Write-then-rename so a reader never sees half a manifest.
-    const tmp = `${file}.tmp-${process.pid}`;
-    await writeFile(tmp, stringify(checked.resource), { mode: 0o600 });
-    await rename(tmp, file);
+    await writeFileAtomic(file, stringify(checked.resource), 0o600);
     await this.reload();
   }
 

@@ -1,9 +1,9 @@
 // The agent's credentials on disk: one JSON file (mode 0600) in a folder of its own (0700), written
 // atomically (temp file + rename), so a restart reuses them and needs no token. Holds private
 // keys: never logged, never sent anywhere but into the TLS and SSH stacks.
-import { randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
+import { chmod, mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomic } from "../../core/atomic-file.ts";
 import { BadParameterError } from "../../core/errors.ts";
 
 export interface AgentIdentity {
@@ -72,18 +72,10 @@ export async function saveIdentity(dataDir: string, id: AgentIdentity): Promise<
   await mkdir(dataDir, { recursive: true, mode: 0o700 });
   await chmod(dataDir, 0o700);
   const final = join(dataDir, IDENTITY_FILE);
-  const tmp = join(dataDir, `.${IDENTITY_FILE}.${randomBytes(6).toString("hex")}.tmp`);
-  const fh = await open(tmp, "wx", 0o600);
-  try {
-    await fh.writeFile(`${JSON.stringify(id, null, 2)}\n`);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, final);
-  } catch (err) {
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
+  await writeFileAtomic(
+    final,
+    `${JSON.stringify(id, null, 2)}
+`,
+    0o600,
+  );
 }

@@ -2,9 +2,9 @@
 // current TLS key and certificate, replaced in ONE rename so they never disagree) and the outputs
 // other programs read (SSH key + certificate, X.509 key + certificate + CA bundle, known_hosts),
 // each replaced atomically (temp file + rename).
-import { randomBytes } from "node:crypto";
-import { chmod, mkdir, open, readFile, rename, unlink } from "node:fs/promises";
-import { basename, dirname, join } from "node:path";
+import { chmod, mkdir, readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { writeFileAtomic as writeAtomic } from "../../core/atomic-file.ts";
 import { knownHostsCertAuthority } from "../../core/certs/key-ids.ts";
 import { writeSshIdentity } from "../../core/certs/ssh-key-files.ts";
 import { BadParameterError } from "../../core/errors.ts";
@@ -43,23 +43,6 @@ export interface BotOutputs {
   tlsCertificatePem: string;
   hostCaPems: string[];
   hostCaSshPublicKeys: string[];
-}
-
-export async function writeAtomic(path: string, data: string, mode: number): Promise<void> {
-  const tmp = join(dirname(path), `.${basename(path)}.${randomBytes(6).toString("hex")}.tmp`);
-  const fh = await open(tmp, "wx", mode);
-  try {
-    await fh.writeFile(data);
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-  try {
-    await rename(tmp, path);
-  } catch (err) {
-    await unlink(tmp).catch(() => {});
-    throw err;
-  }
 }
 
 export async function prepareFolder(dir: string): Promise<void> {
