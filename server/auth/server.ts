@@ -65,7 +65,13 @@ export async function startAuthServer(opts: AuthServerOptions): Promise<RunningA
       new Promise<void>((resolve) => {
         service.close();
         health.setStatus("", "NOT_SERVING");
-        const timer = setTimeout(() => server.forceShutdown(), graceMs);
+        // tryShutdown's callback waits for every socket, including ones that never became an
+        // HTTP/2 session (a client that left mid-handshake), which forceShutdown does not end; so
+        // after the grace period the close is over whether or not that callback ever comes.
+        const timer = setTimeout(() => {
+          server.forceShutdown();
+          resolve();
+        }, graceMs);
         server.tryShutdown(() => {
           clearTimeout(timer);
           resolve();
