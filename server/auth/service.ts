@@ -424,7 +424,8 @@ export class AuthService {
     }),
 
     RegisterAgent: unary(async (req, _caller, call) => {
-      if (!this.#d.agentJoin) throw new NotImplementedError("RegisterAgent is not implemented yet");
+      if (!this.#d.agentJoin)
+        throw new NotImplementedError("RegisterAgent is not enabled on this auth server");
       return this.#d.agentJoin.register(req, { peer: call.getPeer() });
     }),
     RegisterUsingIAMMethod: (
