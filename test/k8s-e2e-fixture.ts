@@ -58,6 +58,7 @@ export interface Daemon {
 }
 
 interface K8sObject {
+  apiVersion: string;
   kind: string;
   metadata: { name: string };
 }
@@ -142,8 +143,10 @@ export async function startE2ePlatform(
   try {
     await must(kubectl(kube.adminKubeconfig, ["create", "namespace", NS]));
     // The chart's ServiceAccounts, Roles and RoleBindings, exactly as rendered.
-    const rbac = (await helmTemplate()).filter((o) =>
-      ["ServiceAccount", "Role", "RoleBinding"].includes(o.kind),
+    // (Kubernetes RBAC only: the chart's svc.dev preset Roles need the CRDs, applied later.)
+    const rbac = (await helmTemplate()).filter(
+      (o) =>
+        ["ServiceAccount", "Role", "RoleBinding"].includes(o.kind) && !o.apiVersion.startsWith("svc.dev/"),
     );
     await must(
       kubectl(kube.adminKubeconfig, ["apply", "-f", "-"], rbac.map((o) => stringify(o)).join("---\n")),
