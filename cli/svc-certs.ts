@@ -36,18 +36,24 @@ export function ttlSecondsOf(ttl: string | undefined): number {
 export async function issueCerts(
   p: Profile & { session_id: string },
   ttlSeconds: number,
+  node?: string,
 ): Promise<{ key: SshKeyPair; certs: IssuedCerts }> {
   const key = generateSshKeyPair("ed25519", { comment: `svc:${p.user ?? ""}` });
   const certs = await proxyCall<IssuedCerts>(targetOf(p), "POST", "/v1/webapi/ssh/certs", {
     sessionId: p.session_id,
-    body: { public_key: key.publicLine, ttl_seconds: ttlSeconds },
+    body: { public_key: key.publicLine, ttl_seconds: ttlSeconds, ...(node ? { node } : {}) },
   });
   return { key, certs };
 }
 
-export async function certs(opts: { out?: string; ttl?: string; json?: boolean }): Promise<void> {
+export async function certs(opts: {
+  out?: string;
+  ttl?: string;
+  json?: boolean;
+  node?: string;
+}): Promise<void> {
   const p = await requireSession();
-  const { key, certs: c } = await issueCerts(p, ttlSecondsOf(opts.ttl));
+  const { key, certs: c } = await issueCerts(p, ttlSecondsOf(opts.ttl), opts.node);
   const dir = opts.out ?? join(svcHome(), "keys");
   const base = join(dir, `${p.user}`);
   await mkdir(dir, { recursive: true, mode: 0o700 });

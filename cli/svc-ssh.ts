@@ -61,7 +61,8 @@ async function direct(
   if (!n)
     throw new NotFoundError(`unknown node ${JSON.stringify(hostname)} (svc ls lists the nodes you can see)`);
   if (n.addresses.length === 0) throw new UnavailableError(`node ${hostname} advertises no address`);
-  const { key, certs } = await issueCerts(p, 0);
+  // Scoped to this node: the principals are exactly the logins the roles grant there.
+  const { key, certs } = await issueCerts(p, 0, n.id);
   if (!certs.principals.includes(login)) {
     throw new SvcError(
       "access_denied",

@@ -66,8 +66,12 @@ export function svcProgram(): Command {
     .description("write a key, a short-lived certificate and a known_hosts file for plain OpenSSH")
     .option("--out <dir>", "folder for the files (default: $SVC_HOME/keys)")
     .option("--ttl <duration>", "certificate lifetime, e.g. 1h (capped by your roles)")
+    .option(
+      "--node <name>",
+      "scope the certificate to one node: only the logins your roles grant there (needed for agentless nodes past 256 principals)",
+    )
     .addOption(json())
-    .action(async (o: { out?: string; ttl?: string; json?: boolean }) => certs(o));
+    .action(async (o: { out?: string; ttl?: string; json?: boolean; node?: string }) => certs(o));
 
   program
     .command("ssh")

@@ -76,7 +76,7 @@ beforeAll(async () => {
     hostCertificatePath: reg.hostCertificatePath,
     trustedUserCaKeys: (await readFile(reg.trustedUserCaKeysPath, "utf8")).split("\n").filter(Boolean),
     // The registered address: sshd listens on every Port line (the harness adds its own).
-    extraConfig: [`Port ${port}`],
+    extraConfig: [`Port ${port}`, ...reg.sshdConfig],
   });
 }, 120_000);
 

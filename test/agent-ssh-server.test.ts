@@ -30,6 +30,9 @@ let port = 0;
 let userCaPub = "";
 let hostCaPub = "";
 const audit: AgentSshAuditEvent[] = [];
+/** What the server asked the node-side decision; key ids listed in `refusedKeyIds` are refused. */
+const questions: { keyId: string; login: string; line: string }[] = [];
+const refusedKeyIds = new Set<string>();
 const recorded: Array<{ info: SessionInfo; out: Buffer[]; resizes: string[] }> = [];
 
 async function keygen(name: string, args: string[] = ["-t", "ed25519"]): Promise<string> {
@@ -143,6 +146,10 @@ beforeAll(async () => {
     hostKey: await readFile(hostKey, "utf8"),
     hostCertificate: await readFile(`${hostKey}-cert.pub`, "utf8"),
     trustedUserCaKeys: () => [userCaPub],
+    authorizeLogin: async (q) => {
+      questions.push({ keyId: q.certificate.keyId, login: q.login, line: q.certificateLine });
+      if (refusedKeyIds.has(q.certificate.keyId)) throw new Error("no role allows this login here");
+    },
     clock: systemClock,
     logger: pino({ level: "silent" }),
     audit: (e) => audit.push(e),
@@ -327,6 +334,28 @@ describe("agent SSH server with the OpenSSH client", () => {
       );
     });
   }
+
+  it("asks the node-side decision with the presented certificate, and a refusal there ends the login", async () => {
+    const key = await userCert("u_refused", "root");
+    refusedKeyIds.add("id-u_refused");
+    const r = await ssh(key, "root", "echo should-not-run");
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).toBe("");
+    const asked = questions.find((q) => q.keyId === "id-u_refused");
+    expect(asked?.login).toBe("root");
+    // The exact certificate the client presented is what the decision sees.
+    const presented = (await readFile(`${key}-cert.pub`, "utf8")).trim().split(/\s+/).slice(0, 2).join(" ");
+    expect(asked?.line).toBe(presented);
+    expect(audit).toContainEqual(
+      expect.objectContaining({
+        type: "ssh.auth.refused",
+        login: "root",
+        keyId: "id-u_refused",
+        reason: "no role allows this login here",
+      }),
+    );
+    expect(audit).not.toContainEqual(expect.objectContaining({ type: "ssh.auth", keyId: "id-u_refused" }));
+  });
 
   it("refuses a plain key (no certificate)", async () => {
     const key = await keygen("u_plain");

@@ -102,7 +102,7 @@ export async function startAgentlessSshd(
     hostCertificatePath: reg.hostCertificatePath,
     trustedUserCaKeys: [env.cas.sshUserCaPublicKey],
     // sshd listens on every Port line: ours (registered) and the harness's own.
-    extraConfig: [`Port ${sshdPort}`, "MaxStartups 200"],
+    extraConfig: [`Port ${sshdPort}`, "MaxStartups 200", ...reg.sshdConfig],
   });
 }
 

@@ -57,6 +57,11 @@ export interface SshCertificateRequest {
   sourceAddress?: readonly string[];
   /** user certificates only; sorted and de-duplicated here */
   extensions?: readonly SshCertExtension[];
+  /**
+   * user certificates only: vendor extensions ("name@domain") with a string value, signed with the
+   * rest. OpenSSH ignores extensions it does not know, so these carry data for our own nodes.
+   */
+  valueExtensions?: Readonly<Record<string, string>>;
 }
 
 export interface SshCertificate {
@@ -82,6 +87,8 @@ export interface ParsedSshCertificate {
   /** name -> value ("" for flags) */
   criticalOptions: Record<string, string>;
   extensions: string[];
+  /** name -> value of extensions that carry a string value (see valueExtensions) */
+  extensionValues: Record<string, string>;
   signatureKey: Buffer;
   signatureKeyType: SshKeyType;
   blob: Buffer;
@@ -271,6 +278,9 @@ export class SshCertSigner {
         critical = w.toBuffer();
       }
       exts = this.#extensions(req.extensions ?? []);
+      if (req.valueExtensions && Object.keys(req.valueExtensions).length > 0) {
+        exts = withValueExtensions(req.extensions ?? [], req.valueExtensions);
+      }
     }
 
     // One exact-size buffer: the signed part, then room for the signature string.
@@ -320,6 +330,30 @@ export class SshCertSigner {
     if (o !== blob.length) throw new Error("certificate length mismatch");
     return new IssuedCertificate(blob, certType, keyId, serial);
   }
+}
+
+const VENDOR_EXTENSION = /^[a-z][a-z0-9-]{0,62}@[a-z0-9.-]{1,190}$/;
+
+/** The extensions section with flag extensions and valued vendor extensions, in lexical order. */
+function withValueExtensions(
+  flags: readonly SshCertExtension[],
+  values: Readonly<Record<string, string>>,
+): Buffer {
+  const entries = new Map<string, Buffer>();
+  for (const n of flags) {
+    if (!(SSH_CERT_EXTENSIONS as readonly string[]).includes(n))
+      throw new BadParameterError(`unknown extension ${JSON.stringify(String(n).slice(0, 64))}`);
+    entries.set(n, EMPTY);
+  }
+  for (const [name, value] of Object.entries(values)) {
+    if (!VENDOR_EXTENSION.test(name))
+      throw new BadParameterError(`extension name ${JSON.stringify(name)} is not name@domain`);
+    if (value.length > 16 * 1024) throw new BadParameterError(`extension ${name} is too large`);
+    entries.set(name, new SshWriter().string(value).toBuffer());
+  }
+  const w = new SshWriter();
+  for (const name of [...entries.keys()].sort()) w.string(name).bytes(entries.get(name) ?? EMPTY);
+  return w.toBuffer();
 }
 
 /** One-shot helper; prefer a long-lived SshCertSigner when signing many. */
@@ -383,7 +417,20 @@ export function parseSshCertificate(input: Uint8Array | string): ParsedSshCertif
   const after = r.uint64();
   const before = r.uint64();
   const criticalOptions = readOptions(r.bytes(), "critical options", false);
-  const extensions = Object.keys(readOptions(r.bytes(), "extensions", true));
+  const extensionData = readOptions(r.bytes(), "extensions", true);
+  const extensions = Object.keys(extensionData);
+  const extensionValues = Object.create(null) as Record<string, string>;
+  for (const [name, b64] of Object.entries(extensionData)) {
+    if (b64 === "" || !name.includes("@")) continue;
+    try {
+      const inner = new SshReader(Buffer.from(b64, "base64"), `extension ${name}`);
+      const value = inner.string();
+      inner.end();
+      extensionValues[name] = value;
+    } catch {
+      // Not a string value: someone else's extension format; ignored like OpenSSH does.
+    }
+  }
   r.bytes(); // reserved
   const signatureKey = r.bytes();
   const signedLength = r.offset;
@@ -404,6 +451,7 @@ export function parseSshCertificate(input: Uint8Array | string): ParsedSshCertif
     validBefore: toDate(before),
     criticalOptions,
     extensions,
+    extensionValues,
     signatureKey,
     signatureKeyType: ca.type,
     blob,

@@ -38,6 +38,14 @@ import type {
   AuthorizeNodeLoginRequest__Output as _svc_v1_AuthorizeNodeLoginRequest__Output,
 } from "./svc/v1/AuthorizeNodeLoginRequest.ts";
 import type {
+  AuthorizeSshLoginRequest as _svc_v1_AuthorizeSshLoginRequest,
+  AuthorizeSshLoginRequest__Output as _svc_v1_AuthorizeSshLoginRequest__Output,
+} from "./svc/v1/AuthorizeSshLoginRequest.ts";
+import type {
+  AuthorizeSshLoginResponse as _svc_v1_AuthorizeSshLoginResponse,
+  AuthorizeSshLoginResponse__Output as _svc_v1_AuthorizeSshLoginResponse__Output,
+} from "./svc/v1/AuthorizeSshLoginResponse.ts";
+import type {
   BeginWebAuthnLoginRequest as _svc_v1_BeginWebAuthnLoginRequest,
   BeginWebAuthnLoginRequest__Output as _svc_v1_BeginWebAuthnLoginRequest__Output,
 } from "./svc/v1/BeginWebAuthnLoginRequest.ts";
@@ -380,6 +388,14 @@ export interface ProtoGrpcType {
       AuthorizeNodeLoginRequest: MessageTypeDefinition<
         _svc_v1_AuthorizeNodeLoginRequest,
         _svc_v1_AuthorizeNodeLoginRequest__Output
+      >;
+      AuthorizeSshLoginRequest: MessageTypeDefinition<
+        _svc_v1_AuthorizeSshLoginRequest,
+        _svc_v1_AuthorizeSshLoginRequest__Output
+      >;
+      AuthorizeSshLoginResponse: MessageTypeDefinition<
+        _svc_v1_AuthorizeSshLoginResponse,
+        _svc_v1_AuthorizeSshLoginResponse__Output
       >;
       BeginWebAuthnLoginRequest: MessageTypeDefinition<
         _svc_v1_BeginWebAuthnLoginRequest,

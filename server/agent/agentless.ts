@@ -1,8 +1,13 @@
 // Agentless mode: a plain OpenSSH sshd joins as a node. This registers the sshd's existing host
 // key with a node join token (RegisterAgent with agentless=true; no X.509 identity, since the
-// node never calls auth) and writes the two files sshd needs beside it:
+// node never calls auth) and writes the files sshd needs beside it:
 //   HostCertificate   <out>/ssh_host_cert.pub  (host certificate from the host CA)
 //   TrustedUserCAKeys <out>/user_ca.pub        (the user CA keys)
+//   <out>/sshd_config.svc                      (those two, plus the principals rule below)
+// Plain sshd cannot ask auth about roles and node labels, so the node accepts a login only for a
+// certificate that names "<login>@<node id>" (AuthorizedPrincipalsCommand prints exactly that):
+// auth puts such principals only into certificates of identities whose roles allow that login on
+// this node's labels (server/auth/user-cert-content.ts).
 // Auth then checks the node's reachability itself (server/auth/agent-probe.ts). See docs/agent.md.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -31,6 +36,9 @@ export interface AgentlessRegistration {
   nodeId: string;
   hostCertificatePath: string;
   trustedUserCaKeysPath: string;
+  /** sshd_config lines that make sshd enforce this platform's rules (also written to sshdConfigPath) */
+  sshdConfig: string[];
+  sshdConfigPath: string;
   /** PEM host CA certificates (what auth was verified with) */
   hostCaPems: string[];
 }
@@ -64,13 +72,38 @@ export async function registerAgentlessNode(o: AgentlessRegistrationOptions): Pr
     await writeFile(trustedUserCaKeysPath, `${(res.user_ca_ssh_public_keys ?? []).join("\n")}\n`, {
       mode: 0o644,
     });
+    const sshdConfig = agentlessSshdConfig(res.agent_id, hostCertificatePath, trustedUserCaKeysPath);
+    const sshdConfigPath = join(o.outDir, "sshd_config.svc");
+    await writeFile(sshdConfigPath, `${sshdConfig.join("\n")}\n`, { mode: 0o644 });
     return {
       nodeId: res.agent_id,
       hostCertificatePath,
       trustedUserCaKeysPath,
+      sshdConfig,
+      sshdConfigPath,
       hostCaPems: [...new Set([...caPems, ...(res.host_ca_pems ?? [])])],
     };
   } finally {
     client.close();
   }
+}
+
+/**
+ * The sshd_config lines of an agentless node. AuthorizedPrincipalsCommand replaces the default
+ * "principal == login" rule: sshd runs it (no shell; %u is the login asked for) and accepts only a
+ * certificate principal equal to a line it prints. /bin/echo is root-owned on every system, which
+ * sshd requires of the command; "nobody" runs it.
+ */
+export function agentlessSshdConfig(
+  nodeId: string,
+  hostCertificatePath: string,
+  userCaPath: string,
+): string[] {
+  if (!/^[A-Za-z0-9-]{1,64}$/.test(nodeId)) throw new BadParameterError("auth answered a malformed node id");
+  return [
+    `HostCertificate ${hostCertificatePath}`,
+    `TrustedUserCAKeys ${userCaPath}`,
+    `AuthorizedPrincipalsCommand /bin/echo %u@${nodeId}`,
+    "AuthorizedPrincipalsCommandUser nobody",
+  ];
 }

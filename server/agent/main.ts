@@ -187,6 +187,21 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     hostKey: parseOpenSshPrivateKey(id.hostKeyOpenSsh).privateKey,
     hostCertificate: id.hostCertificate,
     trustedUserCaKeys: () => userCaKeys,
+    // Fails closed: when auth cannot be asked, no new login is accepted (docs/rbac.md).
+    authorizeLogin: async (q) => {
+      try {
+        await callUnary(
+          client,
+          "AuthorizeSshLogin",
+          { ssh_certificate: q.certificateLine, login: q.login, remote_address: q.remoteAddress },
+          md(),
+          { deadline: Date.now() + 10_000 },
+        );
+      } catch (err) {
+        // callUnary gives core/errors types carrying auth's message.
+        throw new Error(`auth refused the login: ${err instanceof Error ? err.message : "unknown error"}`);
+      }
+    },
     clock,
     logger: log,
     ...(opts.ssh ?? {}),

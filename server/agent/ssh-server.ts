@@ -1,5 +1,6 @@
 // The node agent's SSH server (ssh2, patched to present a host certificate). It accepts only user
-// certificates from the user CA (see cert-login.ts), runs sessions as the certificate's login
+// certificates from the user CA (see cert-login.ts) whose carried identity auth allows on this
+// node for that login (authorizeLogin: role node_labels, allow and deny), runs sessions as the login
 // (as root: any login through setpriv; otherwise only the agent's own user) and reports every
 // refusal and every session to the audit sink. Nothing else is served: no password, no plain
 // keys, no port forwarding, no agent or X11 forwarding, no subsystems.
@@ -67,6 +68,13 @@ export interface AgentSshServerOptions {
   hostCertificate: string;
   /** current user CA public keys (called per login, so a CA rotation needs no restart) */
   trustedUserCaKeys: () => readonly (KeyObject | Uint8Array | string)[];
+  /**
+   * The node-side role decision, asked after the certificate and its signature check out and
+   * before anything runs: resolves when the identity the certificate carries may use this login
+   * on this node, rejects (with the reason) otherwise. The agent asks auth (AuthorizeSshLogin);
+   * there is deliberately no default, so a server cannot be built that skips it.
+   */
+  authorizeLogin: (req: LoginQuestion) => Promise<void>;
   clock: Clock;
   logger: Logger;
   audit: (event: AgentSshAuditEvent) => void;
@@ -81,6 +89,14 @@ export interface AgentSshServerOptions {
   sessionPath?: string;
   /** a connection that has not authenticated by then is dropped; default 60 s */
   loginGraceMs?: number;
+}
+
+export interface LoginQuestion {
+  /** the certificate line as presented ("<type> <base64>") */
+  certificateLine: string;
+  certificate: ParsedSshCertificate;
+  login: string;
+  remoteAddress: string;
 }
 
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
@@ -197,24 +213,33 @@ export class AgentSshServer {
         ctx.accept(); // "would you accept this key?": yes, now prove it
         return;
       }
-      resolveLoginUser(
-        ctx.username,
-        o.processUid ?? process.getuid?.() ?? -1,
-        o.lookupUser ?? getentPasswd,
-      ).then(
-        ({ user, dropPrivileges }) => {
-          loggedIn = { cert, user, dropPrivileges };
-          o.audit({
-            type: "ssh.auth",
-            login: ctx.username,
-            remoteAddress,
-            keyId: cert.keyId,
-            serial: cert.serial.toString(),
-          });
-          ctx.accept();
-        },
-        (err: unknown) => refuse(ctx, err instanceof Error ? err.message : "login refused", cert.keyId),
-      );
+      o.authorizeLogin({
+        certificateLine: `${cert.certType} ${cert.blob.toString("base64")}`,
+        certificate: cert,
+        login: ctx.username,
+        remoteAddress,
+      })
+        .then(() =>
+          resolveLoginUser(
+            ctx.username,
+            o.processUid ?? process.getuid?.() ?? -1,
+            o.lookupUser ?? getentPasswd,
+          ),
+        )
+        .then(
+          ({ user, dropPrivileges }) => {
+            loggedIn = { cert, user, dropPrivileges };
+            o.audit({
+              type: "ssh.auth",
+              login: ctx.username,
+              remoteAddress,
+              keyId: cert.keyId,
+              serial: cert.serial.toString(),
+            });
+            ctx.accept();
+          },
+          (err: unknown) => refuse(ctx, err instanceof Error ? err.message : "login refused", cert.keyId),
+        );
     });
 
     conn.on("ready", () => {

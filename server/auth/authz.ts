@@ -69,6 +69,8 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   DeleteJoinToken: admin("tokens", "delete"),
   // Browser terminal: the caller's own per-node login decision (docs/terminal.md).
   AuthorizeNodeLogin: USER,
+  // Node-side login decision (docs/rbac.md): the agent asks about a certificate presented to it.
+  AuthorizeSshLogin: AGENT,
   // Operator hooks (docs/operator.md): the operator's service identity, or an admin by RBAC.
   RevokeUserSessions: { callers: ["user", "operator"], admin: { resource: "users", verb: "delete" } },
   GetJoinTokenUsage: { callers: ["user", "operator"], admin: { resource: "tokens", verb: "list" } },

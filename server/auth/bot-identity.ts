@@ -12,7 +12,7 @@ import type { PeerCertificate } from "node:tls";
 import type { Logger } from "pino";
 import type { Backend, Item } from "../../core/backend/backend.ts";
 import { botKeyId, certValidity } from "../../core/certs/key-ids.ts";
-import type { SshCertExtension, SshCertificate, SshCertificateRequest } from "../../core/certs/ssh-cert.ts";
+import type { SshCertificate, SshCertificateRequest } from "../../core/certs/ssh-cert.ts";
 import { parseSshPublicKey, type SshPublicKey, sshFingerprint } from "../../core/certs/ssh-keys.ts";
 import {
   botIdentityUri,
@@ -70,6 +70,7 @@ import type { RenewAgentIdentityRequest__Output } from "../../proto/generated/sv
 import { type Caller, callerLabel } from "./caller.ts";
 import { joinSecretHash, parseJoinToken } from "./join-agent.ts";
 import type { AgentIdentityHandler } from "./machine-identity.ts";
+import { identityExtension, sshExtensionsOf } from "./user-cert-content.ts";
 
 export interface AgentIdentityServiceDeps {
   backend: Backend;
@@ -137,17 +138,6 @@ function parseKeys(req: { ssh_public_key: string; tls_public_key_pem: string }):
   }
   if (req.tls_public_key_pem === "") throw new BadParameterError("tls_public_key_pem is required");
   return { ssh, tls: publicKeyFromPem(req.tls_public_key_pem) };
-}
-
-function extensionsOf(checker: AccessChecker): SshCertExtension[] {
-  const o = checker.options();
-  const out: SshCertExtension[] = [];
-  if (o.permitPty) out.push("permit-pty");
-  if (o.permitPortForwarding) out.push("permit-port-forwarding");
-  if (o.permitAgentForwarding) out.push("permit-agent-forwarding");
-  if (o.permitX11Forwarding) out.push("permit-X11-forwarding");
-  if (o.permitUserRc) out.push("permit-user-rc");
-  return out;
 }
 
 interface Issued {
@@ -392,6 +382,15 @@ export class AgentIdentityService implements AgentIdentityHandler {
     return { identity, checker, state: stored.state };
   }
 
+  async activeRoles(name: string): Promise<{ roles: readonly string[] } | undefined> {
+    try {
+      return { roles: (await this.activeBot(name)).identity.spec.roles };
+    } catch (err) {
+      if (err instanceof AccessDeniedError) return undefined;
+      throw err;
+    }
+  }
+
   /** The stored state of a bot (undefined before its bootstrap). */
   async botState(name: string): Promise<BotState | undefined> {
     return (await this.#state(name))?.state;
@@ -468,7 +467,13 @@ export class AgentIdentityService implements AgentIdentityHandler {
             principals,
             validAfter,
             validBefore,
-            extensions: extensionsOf(checker),
+            extensions: sshExtensionsOf(checker),
+            valueExtensions: identityExtension({
+              kind: "bot",
+              name,
+              roles: [...checker.roleNames],
+              traits: {},
+            }),
           })
         : undefined;
     const tlsPem = await issueTlsClientCert(d.hostCa, {

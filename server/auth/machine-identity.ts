@@ -42,6 +42,8 @@ export interface AgentIdentityHandler {
     req: RenewAgentIdentityRequest__Output,
     ctx: { caller: Caller; peerCertificate: PeerCertificate | undefined },
   ): Promise<AgentIdentityCredentials>;
+  /** The roles a bot holds now; undefined when it may not act (unknown, not bootstrapped, locked). */
+  activeRoles(name: string): Promise<{ roles: readonly string[] } | undefined>;
 }
 
 /** Workloads: SVIDs for bots that serve them, and SVID -> SSH certificate. */

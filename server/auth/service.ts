@@ -48,7 +48,7 @@ import { RECORDINGS_ADMIN } from "./authz.ts";
 import { type Caller, callerLabel, callerOf } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
-import type { AgentJoinHandler } from "./join-agent.ts";
+import { type AgentJoinHandler, listAgentRegistrations } from "./join-agent.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
 import { authorizeNodeLogin } from "./node-login.ts";
@@ -65,6 +65,13 @@ import {
   readRecording,
 } from "./recordings.ts";
 import { hashSecret, SessionStore } from "./sessions.ts";
+import { authorizeSshLogin, type SshLoginDeps } from "./ssh-login.ts";
+import {
+  certPrincipals,
+  identityExtension,
+  type PrincipalNode,
+  sshExtensionsOf,
+} from "./user-cert-content.ts";
 import { checkRelyingParty, type RelyingParty, WebAuthnStore } from "./webauthn.ts";
 
 /** CA material auth uses: the user-certificate signer and everything GetPublicKeys publishes. */
@@ -291,6 +298,43 @@ export class AuthService {
     }
   }
 
+  /** Registered nodes with whether they are agentless (certificate principals, user-cert-content.ts). */
+  async #principalNodes(): Promise<PrincipalNode[]> {
+    const agentless = new Set(
+      (await listAgentRegistrations(this.#d.backend)).filter((r) => r.agentless).map((r) => r.id),
+    );
+    return (await this.nodes.list()).map((n) => ({
+      id: n.id,
+      hostname: n.hostname,
+      labels: n.labels,
+      agentless: agentless.has(n.id),
+    }));
+  }
+
+  #sshLoginDeps(): SshLoginDeps {
+    return {
+      clock: this.#d.clock,
+      userCaKeys: async () => (await this.#d.keys.publicKeys()).user_ca_ssh_public_keys ?? [],
+      getRole: (name) => this.#d.source.get("Role", name),
+      current: async (identity) => {
+        switch (identity.kind) {
+          case "user": {
+            if (!this.#activeChecker(identity.name)) return undefined;
+            const u = this.#user(identity.name);
+            return u ? { roles: u.spec.roles, traits: u.spec.traits ?? {} } : undefined;
+          }
+          case "bot":
+            return (await this.#d.agentIdentities?.activeRoles(identity.name)) ?? undefined;
+          case "workload":
+            // The workload's role is fixed by its SPIFFE ID mapping at issue; it holds it while
+            // the Role exists (getRole decides that).
+            return { roles: identity.roles };
+        }
+      },
+      nodeLabels: async (agentId) => (await this.nodes.list()).find((n) => n.id === agentId)?.labels,
+    };
+  }
+
   interceptorDeps(): InterceptorDeps {
     return {
       sessions: this.sessions,
@@ -370,7 +414,8 @@ export class AuthService {
       } catch (err) {
         throw err instanceof BadParameterError ? err : new BadParameterError("ssh_public_key is malformed");
       }
-      const principals = checker.loginsFor();
+      if (req.node.length > 253) throw new BadParameterError("node is too long");
+      const principals = certPrincipals(checker, await this.#principalNodes(), req.node || undefined);
       if (principals.length === 0) throw new AccessDeniedError("the user's roles grant no logins");
       const opts = checker.options();
       if (!Number.isInteger(req.ttl_seconds) || req.ttl_seconds < 0)
@@ -378,12 +423,7 @@ export class AuthService {
       const ttlMs =
         req.ttl_seconds === 0 ? opts.maxSessionTtlMs : Math.min(req.ttl_seconds * 1000, opts.maxSessionTtlMs);
       const now = this.#d.clock.now().getTime();
-      const extensions: SshCertExtension[] = [];
-      if (opts.permitPty) extensions.push("permit-pty");
-      if (opts.permitPortForwarding) extensions.push("permit-port-forwarding");
-      if (opts.permitAgentForwarding) extensions.push("permit-agent-forwarding");
-      if (opts.permitX11Forwarding) extensions.push("permit-X11-forwarding");
-      if (opts.permitUserRc) extensions.push("permit-user-rc");
+      const extensions = sshExtensionsOf(checker);
       // Names the user and the session by the first 16 hex of its hash (never the secret).
       const keyId = `user=${user.username} session=${user.sessionHash.slice(0, 16)}`;
       const validAfter = new Date(now - CERT_BACKDATE_MS);
@@ -397,6 +437,12 @@ export class AuthService {
         validAfter,
         validBefore,
         extensions,
+        valueExtensions: identityExtension({
+          kind: "user",
+          name: user.username,
+          roles: [...checker.roleNames],
+          traits: this.#user(user.username)?.spec.traits ?? {},
+        }),
       });
       await this.#audit({
         event_type: "cert.create",
@@ -467,6 +513,11 @@ export class AuthService {
     CreateJoinToken: unary(async (req, caller) => this.#adminTokens.create(req, caller)),
     ListJoinTokens: unary(async () => this.#adminTokens.list()),
     DeleteJoinToken: unary(async (req, caller) => this.#adminTokens.remove(req, caller)),
+
+    AuthorizeSshLogin: unary(async (req, caller) => {
+      if (caller.kind !== "agent") throw new NotAuthenticatedError("agents only");
+      return authorizeSshLogin(req, caller.agentId, this.#sshLoginDeps());
+    }),
 
     AuthorizeNodeLogin: unary(async (req, caller) =>
       authorizeNodeLogin(req, this.#checkerOrDeny(requireUser(caller).username), await this.nodes.list()),

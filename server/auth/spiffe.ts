@@ -11,7 +11,7 @@ import { verify as verifySignature, X509Certificate } from "node:crypto";
 import type { Logger } from "pino";
 import type { Backend } from "../../core/backend/backend.ts";
 import { SSH_CERT_BACKDATE_SECONDS, workloadKeyId } from "../../core/certs/key-ids.ts";
-import type { SshCertExtension, SshCertificate, SshCertificateRequest } from "../../core/certs/ssh-cert.ts";
+import type { SshCertificate, SshCertificateRequest } from "../../core/certs/ssh-cert.ts";
 import { parseSshPublicKey, type SshPublicKey, sshFingerprint } from "../../core/certs/ssh-keys.ts";
 import {
   issueSpiffeSvid,
@@ -35,6 +35,7 @@ import type { IssueWorkloadSVIDRequest__Output } from "../../proto/generated/svc
 import type { IssueWorkloadSVIDResponse } from "../../proto/generated/svc/v1/IssueWorkloadSVIDResponse.ts";
 import { type Caller, callerLabel } from "./caller.ts";
 import type { SpiffeHandler } from "./machine-identity.ts";
+import { identityExtension, sshExtensionsOf } from "./user-cert-content.ts";
 
 /** The SPIFFE part of the cluster's CAs (CertificateAuthorities has these members). */
 export interface SpiffeAuthority {
@@ -79,17 +80,6 @@ const WORKLOAD_SSH_MAX_TTL_SECONDS = 3600;
 const JWT_SVID_DEFAULT_TTL_SECONDS = 300;
 const JWT_SVID_MAX_TTL_SECONDS = 3600;
 const MAX_AUDIENCES = 8;
-
-function extensionsOf(checker: AccessChecker): SshCertExtension[] {
-  const o = checker.options();
-  const out: SshCertExtension[] = [];
-  if (o.permitPty) out.push("permit-pty");
-  if (o.permitPortForwarding) out.push("permit-port-forwarding");
-  if (o.permitAgentForwarding) out.push("permit-agent-forwarding");
-  if (o.permitX11Forwarding) out.push("permit-X11-forwarding");
-  if (o.permitUserRc) out.push("permit-user-rc");
-  return out;
-}
 
 function checkTtl(ttl: number): number {
   if (!Number.isInteger(ttl) || ttl < 0) throw new BadParameterError("ttl_seconds must be >= 0");
@@ -218,7 +208,13 @@ export class SpiffeService implements SpiffeHandler {
         principals,
         validAfter,
         validBefore,
-        extensions: extensionsOf(checker),
+        extensions: sshExtensionsOf(checker),
+        valueExtensions: identityExtension({
+          kind: "workload",
+          name: spiffeId,
+          roles: [roleName],
+          traits: {},
+        }),
       });
       await this.#audit("spiffe.auth", spiffeId, true, {
         emitted_by: "auth",

@@ -14,7 +14,13 @@ export interface IssuedUserCerts {
 }
 
 export interface CliAuthApi {
-  issueUserCerts(sessionId: string, publicKeyLine: string, ttlSeconds: number): Promise<IssuedUserCerts>;
+  /** `node` (hostname or id, optional) scopes the certificate to that node's logins. */
+  issueUserCerts(
+    sessionId: string,
+    publicKeyLine: string,
+    ttlSeconds: number,
+    node?: string,
+  ): Promise<IssuedUserCerts>;
   resetPassword(token: string, newPassword: string): Promise<{ username: string }>;
   close(): void;
 }
@@ -48,11 +54,12 @@ export class GrpcCliAuthApi implements CliAuthApi {
     sessionId: string,
     publicKeyLine: string,
     ttlSeconds: number,
+    node = "",
   ): Promise<IssuedUserCerts> {
     const r = await callUnary(
       this.#client,
       "IssueUserCerts",
-      { ssh_public_key: publicKeyLine, ttl_seconds: ttlSeconds },
+      { ssh_public_key: publicKeyLine, ttl_seconds: ttlSeconds, node },
       userMetadata(sessionId),
       { deadline: Date.now() + this.#timeoutMs },
     );

@@ -40,6 +40,8 @@ export interface TerminalAuthApi {
     sessionId: string,
     publicKeyLine: string,
     ttlSeconds: number,
+    /** scope to this node (id or hostname): the certificate names only its logins there */
+    node?: string,
   ): Promise<UserCertificate>;
   /** Resolves once auth sent the recording's metadata (so "not found" is known before any byte). */
   getRecording(sessionId: string, id: string): Promise<RecordingDownload>;
@@ -94,11 +96,12 @@ export class GrpcTerminalAuthApi implements TerminalAuthApi {
     sessionId: string,
     publicKeyLine: string,
     ttlSeconds: number,
+    node = "",
   ): Promise<UserCertificate> {
     const res = await callUnary(
       this.#client,
       "IssueUserCerts",
-      { ssh_public_key: publicKeyLine, ttl_seconds: ttlSeconds },
+      { ssh_public_key: publicKeyLine, ttl_seconds: ttlSeconds, node },
       userMetadata(sessionId),
       { deadline: Date.now() + this.#timeoutMs },
     );

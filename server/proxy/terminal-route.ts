@@ -116,8 +116,10 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
         sessionId,
         key.publicLine,
         opts.certTtlSeconds ?? 120,
+        node.id,
       );
-      // Second guard: the certificate must carry the login (it carries all the user's logins).
+      // Second guard: the certificate is scoped to this node, so it must carry the login; the node
+      // itself decides a third time (AuthorizeSshLogin, or the agentless principals rule).
       if (!cert.principals.includes(login)) {
         throw new AccessDeniedError(`login ${JSON.stringify(login)} is not allowed by your roles`);
       }

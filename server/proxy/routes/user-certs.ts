@@ -20,6 +20,14 @@ const CertsBody = Type.Object(
     ttl_seconds: Type.Optional(
       Type.Integer({ minimum: 0, maximum: 7 * 24 * 3600, description: "0 = the roles' max_session_ttl" }),
     ),
+    node: Type.Optional(
+      Type.String({
+        minLength: 1,
+        maxLength: 253,
+        description:
+          "scope the certificate to one node (hostname or id): only the logins the roles grant there (plus <login>@<node id> for an agentless node)",
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -44,7 +52,7 @@ export function userCertRoutes(opts: { api: Pick<CliAuthApi, "issueUserCerts"> }
           tags: ["ssh"],
           body: CertsBody,
           ...sessionSecurity,
-          response: { 200: CertsIssued, ...errorResponses(401, 403, ...commonErrors) },
+          response: { 200: CertsIssued, ...errorResponses(401, 403, 404, ...commonErrors) },
         },
         preHandler: app.requireSession,
       },
@@ -53,6 +61,7 @@ export function userCertRoutes(opts: { api: Pick<CliAuthApi, "issueUserCerts"> }
           sessionOf(request).sessionId,
           request.body.public_key,
           request.body.ttl_seconds ?? 0,
+          request.body.node,
         );
         return {
           certificate: c.certificate,

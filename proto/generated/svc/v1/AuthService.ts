@@ -31,6 +31,14 @@ import type {
   AuthorizeNodeLoginRequest__Output as _svc_v1_AuthorizeNodeLoginRequest__Output,
 } from "../../svc/v1/AuthorizeNodeLoginRequest.ts";
 import type {
+  AuthorizeSshLoginRequest as _svc_v1_AuthorizeSshLoginRequest,
+  AuthorizeSshLoginRequest__Output as _svc_v1_AuthorizeSshLoginRequest__Output,
+} from "../../svc/v1/AuthorizeSshLoginRequest.ts";
+import type {
+  AuthorizeSshLoginResponse as _svc_v1_AuthorizeSshLoginResponse,
+  AuthorizeSshLoginResponse__Output as _svc_v1_AuthorizeSshLoginResponse__Output,
+} from "../../svc/v1/AuthorizeSshLoginResponse.ts";
+import type {
   BeginWebAuthnLoginRequest as _svc_v1_BeginWebAuthnLoginRequest,
   BeginWebAuthnLoginRequest__Output as _svc_v1_BeginWebAuthnLoginRequest__Output,
 } from "../../svc/v1/BeginWebAuthnLoginRequest.ts";
@@ -430,6 +438,47 @@ export interface AuthServiceClient extends grpc.Client {
   authorizeNodeLogin(
     argument: _svc_v1_AuthorizeNodeLoginRequest,
     callback: grpc.requestCallback<_svc_v1_Node__Output>,
+  ): grpc.ClientUnaryCall;
+
+  AuthorizeSshLogin(
+    argument: _svc_v1_AuthorizeSshLoginRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthorizeSshLoginResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthorizeSshLogin(
+    argument: _svc_v1_AuthorizeSshLoginRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuthorizeSshLoginResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthorizeSshLogin(
+    argument: _svc_v1_AuthorizeSshLoginRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthorizeSshLoginResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  AuthorizeSshLogin(
+    argument: _svc_v1_AuthorizeSshLoginRequest,
+    callback: grpc.requestCallback<_svc_v1_AuthorizeSshLoginResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authorizeSshLogin(
+    argument: _svc_v1_AuthorizeSshLoginRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthorizeSshLoginResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authorizeSshLogin(
+    argument: _svc_v1_AuthorizeSshLoginRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuthorizeSshLoginResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authorizeSshLogin(
+    argument: _svc_v1_AuthorizeSshLoginRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthorizeSshLoginResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  authorizeSshLogin(
+    argument: _svc_v1_AuthorizeSshLoginRequest,
+    callback: grpc.requestCallback<_svc_v1_AuthorizeSshLoginResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   BeginWebAuthnLogin(
@@ -1919,6 +1968,11 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
 
   AuthorizeNodeLogin: grpc.handleUnaryCall<_svc_v1_AuthorizeNodeLoginRequest__Output, _svc_v1_Node>;
 
+  AuthorizeSshLogin: grpc.handleUnaryCall<
+    _svc_v1_AuthorizeSshLoginRequest__Output,
+    _svc_v1_AuthorizeSshLoginResponse
+  >;
+
   BeginWebAuthnLogin: grpc.handleUnaryCall<
     _svc_v1_BeginWebAuthnLoginRequest__Output,
     _svc_v1_WebAuthnChallenge
@@ -2072,6 +2126,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_Node,
     _svc_v1_AuthorizeNodeLoginRequest__Output,
     _svc_v1_Node__Output
+  >;
+  AuthorizeSshLogin: MethodDefinition<
+    _svc_v1_AuthorizeSshLoginRequest,
+    _svc_v1_AuthorizeSshLoginResponse,
+    _svc_v1_AuthorizeSshLoginRequest__Output,
+    _svc_v1_AuthorizeSshLoginResponse__Output
   >;
   BeginWebAuthnLogin: MethodDefinition<
     _svc_v1_BeginWebAuthnLoginRequest,

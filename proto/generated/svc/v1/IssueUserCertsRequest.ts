@@ -5,9 +5,11 @@ import type { Long } from "@grpc/proto-loader";
 export interface IssueUserCertsRequest {
   ssh_public_key?: string;
   ttl_seconds?: number | string | Long;
+  node?: string;
 }
 
 export interface IssueUserCertsRequest__Output {
   ssh_public_key: string;
   ttl_seconds: number;
+  node: string;
 }

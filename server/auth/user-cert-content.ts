@@ -1,0 +1,69 @@
+// What goes into every user certificate auth signs (IssueUserCerts, bots, SPIFFE workloads): the
+// permit-* extensions from the merged role options, the signed identity extension the node-side
+// decision reads (core/rbac/cert-identity.ts), and the principals. One place, so the three issuers
+// cannot drift apart (docs/rbac.md, "Where each decision is made").
+import type { SshCertExtension } from "../../core/certs/ssh-cert.ts";
+import { AccessDeniedError, NotFoundError } from "../../core/errors.ts";
+import type { AccessChecker } from "../../core/rbac/access-checker.ts";
+import { type CertIdentity, encodeCertIdentity, nodePrincipal } from "../../core/rbac/cert-identity.ts";
+
+/** OpenSSH refuses certificates with more principals than this (and so does our signer). */
+export const MAX_CERT_PRINCIPALS = 256;
+
+export function sshExtensionsOf(checker: AccessChecker): SshCertExtension[] {
+  const o = checker.options();
+  const out: SshCertExtension[] = [];
+  if (o.permitPty) out.push("permit-pty");
+  if (o.permitPortForwarding) out.push("permit-port-forwarding");
+  if (o.permitAgentForwarding) out.push("permit-agent-forwarding");
+  if (o.permitX11Forwarding) out.push("permit-X11-forwarding");
+  if (o.permitUserRc) out.push("permit-user-rc");
+  return out;
+}
+
+export function identityExtension(identity: CertIdentity): Record<string, string> {
+  return encodeCertIdentity(identity);
+}
+
+/** A node as the principal computation needs it. */
+export interface PrincipalNode {
+  id: string;
+  hostname: string;
+  labels: Record<string, string>;
+  agentless: boolean;
+}
+
+/**
+ * The principals of a certificate.
+ * - Plain logins (every login the roles grant somewhere): agent nodes accept a login only after
+ *   auth's per-node decision (AuthorizeSshLogin), so a plain login opens nothing by itself there.
+ * - "<login>@<node id>" for each agentless node the identity may use with that login: plain sshd
+ *   cannot ask auth, so its AuthorizedPrincipalsCommand accepts only these (docs/agent.md).
+ * With `scope` (a hostname or node ID) only that node's logins are listed.
+ */
+export function certPrincipals(
+  checker: AccessChecker,
+  nodes: readonly PrincipalNode[],
+  scope?: string,
+): string[] {
+  if (scope) {
+    const node = nodes.find((n) => (n.id === scope || n.hostname === scope) && checker.canSeeNode(n.labels));
+    if (!node) throw new NotFoundError(`unknown node ${JSON.stringify(scope)}`);
+    const logins = checker.loginsFor(node.labels);
+    if (logins.length === 0) throw new AccessDeniedError("the user's roles grant no logins on this node");
+    return node.agentless ? [...logins, ...logins.map((l) => nodePrincipal(l, node.id))] : logins;
+  }
+  const out = checker.loginsFor();
+  if (out.length === 0) return out;
+  for (const node of nodes) {
+    if (!node.agentless) continue;
+    for (const login of checker.loginsFor(node.labels)) {
+      // Past the limit the certificate still works on agent nodes; agentless nodes then need a
+      // certificate scoped to them (`svc certs --node`), which the error message of sshd won't say,
+      // so docs/agent.md does.
+      if (out.length >= MAX_CERT_PRINCIPALS) return out;
+      out.push(nodePrincipal(login, node.id));
+    }
+  }
+  return out;
+}
