@@ -118,6 +118,56 @@ program
   });
 
 program
+  .command("agentless")
+  .description(
+    "register a plain OpenSSH sshd as a node (once, with a join token) and write the sshd_config lines it needs",
+  )
+  .requiredOption("--auth <host:port>", "auth gRPC address")
+  .option("--auth-server-name <name>", "TLS name to expect on auth's certificate")
+  .option("--ca-pin <sha256:hex>", "pin of the cluster's host CA (printed by `svcctl tokens add`)")
+  .option("--ca-file <file>", "the cluster's host CA certificate (instead of --ca-pin)")
+  .requiredOption("--token <name.secret>", "one-time join token")
+  .requiredOption("--hostname <name>", "node name")
+  .requiredOption("--address <host:port>", "where the proxy and users reach this sshd")
+  .option("--labels <k=v,...>", "node labels (the token's labels win)")
+  .option("--host-key <file>", "sshd's host public key", "/etc/ssh/ssh_host_ed25519_key.pub")
+  .requiredOption("--out <dir>", "folder for the host certificate, the user CA and sshd_config.svc")
+  .action(
+    async (opts: {
+      auth: string;
+      authServerName?: string;
+      caPin?: string;
+      caFile?: string;
+      token: string;
+      hostname: string;
+      address: string;
+      labels?: string;
+      hostKey: string;
+      out: string;
+    }) => {
+      const [{ registerAgentlessNode }, { parseLabels }] = await Promise.all([
+        import("./agent/agentless.ts"),
+        import("./agent/main.ts"),
+      ]);
+      const reg = await registerAgentlessNode({
+        authAddress: opts.auth,
+        token: opts.token,
+        hostname: opts.hostname,
+        address: opts.address,
+        hostPublicKeyFile: opts.hostKey,
+        outDir: opts.out,
+        ...(opts.authServerName ? { authServerName: opts.authServerName } : {}),
+        ...(opts.caPin ? { caPin: opts.caPin } : {}),
+        ...(opts.caFile ? { caFile: opts.caFile } : {}),
+        ...(opts.labels ? { labels: parseLabels(opts.labels) } : {}),
+      });
+      process.stdout.write(
+        `node ${reg.nodeId} registered; add these lines to sshd_config (also in ${reg.sshdConfigPath}) and reload sshd:\n${reg.sshdConfig.join("\n")}\n`,
+      );
+    },
+  );
+
+program
   .command("bot")
   .description("run a bot: redeem a one-time bootstrap token, then keep its SSH and X.509 credentials fresh")
   .requiredOption("--auth <host:port>", "auth gRPC address")

@@ -70,7 +70,7 @@ import type { RenewAgentIdentityRequest__Output } from "../../proto/generated/sv
 import { type Caller, callerLabel } from "./caller.ts";
 import { joinSecretHash, parseJoinToken } from "./join-agent.ts";
 import type { AgentIdentityHandler } from "./machine-identity.ts";
-import { identityExtension, sshExtensionsOf } from "./user-cert-content.ts";
+import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } from "./user-cert-content.ts";
 
 export interface AgentIdentityServiceDeps {
   backend: Backend;
@@ -457,7 +457,8 @@ export class AgentIdentityService implements AgentIdentityHandler {
     if (!(ttlMs >= 60_000)) ttlMs = 60_000;
     const ttlSeconds = Math.floor(ttlMs / 1000);
     const { validAfter, validBefore } = certValidity(d.clock, ttlSeconds);
-    const principals = checker.loginsFor();
+    // Like users: plain logins for agent nodes, <login>@<node id> for agentless ones (user-cert-content.ts).
+    const principals = certPrincipals(checker, await principalNodes(d.backend, d.clock));
     const sshCert =
       principals.length > 0
         ? d.userCertSigner.sign({

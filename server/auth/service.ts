@@ -48,7 +48,7 @@ import { RECORDINGS_ADMIN } from "./authz.ts";
 import { type Caller, callerLabel, callerOf } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
-import { type AgentJoinHandler, listAgentRegistrations } from "./join-agent.ts";
+import type { AgentJoinHandler } from "./join-agent.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
 import { authorizeNodeLogin } from "./node-login.ts";
@@ -66,12 +66,7 @@ import {
 } from "./recordings.ts";
 import { hashSecret, SessionStore } from "./sessions.ts";
 import { authorizeSshLogin, type SshLoginDeps } from "./ssh-login.ts";
-import {
-  certPrincipals,
-  identityExtension,
-  type PrincipalNode,
-  sshExtensionsOf,
-} from "./user-cert-content.ts";
+import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } from "./user-cert-content.ts";
 import { checkRelyingParty, type RelyingParty, WebAuthnStore } from "./webauthn.ts";
 
 /** CA material auth uses: the user-certificate signer and everything GetPublicKeys publishes. */
@@ -298,19 +293,6 @@ export class AuthService {
     }
   }
 
-  /** Registered nodes with whether they are agentless (certificate principals, user-cert-content.ts). */
-  async #principalNodes(): Promise<PrincipalNode[]> {
-    const agentless = new Set(
-      (await listAgentRegistrations(this.#d.backend)).filter((r) => r.agentless).map((r) => r.id),
-    );
-    return (await this.nodes.list()).map((n) => ({
-      id: n.id,
-      hostname: n.hostname,
-      labels: n.labels,
-      agentless: agentless.has(n.id),
-    }));
-  }
-
   #sshLoginDeps(): SshLoginDeps {
     return {
       clock: this.#d.clock,
@@ -415,7 +397,11 @@ export class AuthService {
         throw err instanceof BadParameterError ? err : new BadParameterError("ssh_public_key is malformed");
       }
       if (req.node.length > 253) throw new BadParameterError("node is too long");
-      const principals = certPrincipals(checker, await this.#principalNodes(), req.node || undefined);
+      const principals = certPrincipals(
+        checker,
+        await principalNodes(this.#d.backend, this.#d.clock),
+        req.node || undefined,
+      );
       if (principals.length === 0) throw new AccessDeniedError("the user's roles grant no logins");
       const opts = checker.options();
       if (!Number.isInteger(req.ttl_seconds) || req.ttl_seconds < 0)

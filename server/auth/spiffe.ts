@@ -35,7 +35,7 @@ import type { IssueWorkloadSVIDRequest__Output } from "../../proto/generated/svc
 import type { IssueWorkloadSVIDResponse } from "../../proto/generated/svc/v1/IssueWorkloadSVIDResponse.ts";
 import { type Caller, callerLabel } from "./caller.ts";
 import type { SpiffeHandler } from "./machine-identity.ts";
-import { identityExtension, sshExtensionsOf } from "./user-cert-content.ts";
+import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } from "./user-cert-content.ts";
 
 /** The SPIFFE part of the cluster's CAs (CertificateAuthorities has these members). */
 export interface SpiffeAuthority {
@@ -188,7 +188,7 @@ export class SpiffeService implements SpiffeHandler {
       const checker = newAccessChecker({ name: spiffeId, roles: [role], traits: {} });
       if (!checker.spiffeAllowed(svid.path))
         throw new AccessDeniedError(`role ${roleName} does not allow workload ${svid.path}`);
-      const principals = checker.loginsFor();
+      const principals = certPrincipals(checker, await principalNodes(d.backend, d.clock));
       if (principals.length === 0) throw new AccessDeniedError(`role ${roleName} grants no logins`);
       const svidLeft = Math.floor((svid.notAfter.getTime() - now) / 1000);
       const seconds = Math.min(

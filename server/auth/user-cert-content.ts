@@ -2,10 +2,14 @@
 // permit-* extensions from the merged role options, the signed identity extension the node-side
 // decision reads (core/rbac/cert-identity.ts), and the principals. One place, so the three issuers
 // cannot drift apart (docs/rbac.md, "Where each decision is made").
+import type { Backend } from "../../core/backend/backend.ts";
 import type { SshCertExtension } from "../../core/certs/ssh-cert.ts";
+import type { Clock } from "../../core/clock.ts";
 import { AccessDeniedError, NotFoundError } from "../../core/errors.ts";
 import type { AccessChecker } from "../../core/rbac/access-checker.ts";
 import { type CertIdentity, encodeCertIdentity, nodePrincipal } from "../../core/rbac/cert-identity.ts";
+import { listAgentRegistrations } from "./join-agent.ts";
+import { NodeStore } from "./nodes.ts";
 
 /** OpenSSH refuses certificates with more principals than this (and so does our signer). */
 export const MAX_CERT_PRINCIPALS = 256;
@@ -23,6 +27,22 @@ export function sshExtensionsOf(checker: AccessChecker): SshCertExtension[] {
 
 export function identityExtension(identity: CertIdentity): Record<string, string> {
   return encodeCertIdentity(identity);
+}
+
+/**
+ * Registered nodes with whether they are agentless: node records (heartbeats, the probe) joined
+ * with the join registrations, both in the state backend so every auth replica sees the same.
+ */
+export async function principalNodes(backend: Backend, clock: Clock): Promise<PrincipalNode[]> {
+  const agentless = new Set(
+    (await listAgentRegistrations(backend)).filter((r) => r.agentless).map((r) => r.id),
+  );
+  return (await new NodeStore({ backend, clock }).list()).map((n) => ({
+    id: n.id,
+    hostname: n.hostname,
+    labels: n.labels,
+    agentless: agentless.has(n.id),
+  }));
 }
 
 /** A node as the principal computation needs it. */
