@@ -52,6 +52,7 @@ const EXPECTED: Record<string, string> = {
   ListJoinTokens: "admin (tokens/list)",
   DeleteJoinToken: "admin (tokens/delete)",
   AuthorizeNodeLogin: "user",
+  AuthorizeSshLogin: "agent",
   RevokeUserSessions: "admin (users/delete) or operator",
   GetJoinTokenUsage: "admin (tokens/list) or operator",
 };

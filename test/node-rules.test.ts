@@ -427,6 +427,35 @@ describe("role node rules are enforced by the node on every path", () => {
   );
 
   it(
+    "svc certs --node: a certificate with only that node's logins; hidden or login-less nodes are refused",
+    async () => {
+      const out = join(dir, "carol-prod-db");
+      const certs = await svc(["certs", "--node", "prod-db", "--out", out, "--json"], userEnv("carol"));
+      expect(certs.code, certs.stderr).toBe(0);
+      const f = json<{ private_key: string; certificate: string; known_hosts: string; principals: string[] }>(
+        certs,
+      );
+      expect(f.principals).toHaveLength(2);
+      expect(f.principals[0]).toBe("nobody");
+      expect(f.principals[1]).toMatch(/^nobody@[0-9a-f-]{36}$/);
+      const files = { key: f.private_key, cert: f.certificate, knownHosts: f.known_hosts };
+      expectOutcome(await plainSsh(files, "prod-db", "nobody"), true, "nobody", "scoped nobody@prod-db");
+      // Scoped to prod-db: no use on lab-db even for a login carol has there.
+      expectOutcome(await plainSsh(files, "lab-db", "root"), false, "root", "scoped root@lab-db");
+      // dan cannot see env=prod nodes: unknown (5); erin's root is denied, so only nobody is left.
+      const hidden = await svc(["certs", "--node", "prod-1", "--out", join(dir, "dan-x")], userEnv("dan"));
+      expect(hidden.code, hidden.stderr).toBe(5);
+      const erin = await svc(
+        ["certs", "--node", "lab-1", "--out", join(dir, "erin-x"), "--json"],
+        userEnv("erin"),
+      );
+      expect(erin.code, erin.stderr).toBe(0);
+      expect(json<{ principals: string[] }>(erin).principals).toEqual(["nobody"]);
+    },
+    STEP,
+  );
+
+  it(
     "a bot is limited by its roles' node labels like a user",
     async () => {
       const add = await svcctl(["agent-identities", "add", "lab-bot", "--roles", "lab-root", "--json"]);
