@@ -22,8 +22,12 @@ mkdir -p "$root"
 
 report() {
   local api etcd
-  api="$("$bin/kube-apiserver" --version 2>/dev/null | head -n1)"
-  etcd="$("$bin/etcd" --version 2>/dev/null | head -n1)"
+  # First lines taken in the shell, not with `| head -n1`: head exits after one line, and etcd,
+  # still writing its next lines, then dies of SIGPIPE, which pipefail turns into exit 141.
+  api="$("$bin/kube-apiserver" --version 2>/dev/null || true)"
+  etcd="$("$bin/etcd" --version 2>/dev/null || true)"
+  api="${api%%$'\n'*}"
+  etcd="${etcd%%$'\n'*}"
   echo "k8s: $api, $etcd ($bin)" >&2
 }
 
