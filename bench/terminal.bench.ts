@@ -310,6 +310,8 @@ export default async function terminalBench(): Promise<BenchReport> {
         "  GlobalKnownHostsFile /dev/null",
         "  StrictHostKeyChecking yes",
         "  BatchMode yes",
+        // Host certificates name the node ID and hostname, not addresses.
+        "  HostKeyAlias bench-sshd",
         "",
       ].join("\n"),
     );

@@ -67,7 +67,9 @@ export async function certs(opts: {
     mode: 0o644,
   });
   const login = c.principals[0] ?? "<login>";
-  const sshCommand = `ssh -i ${files.privateKeyPath} -o CertificateFile=${files.certificatePath} -o UserKnownHostsFile=${knownHosts} ${login}@<node>`;
+  // Host certificates name a node by its hostname and ID, not by address: HostKeyAlias lets the
+  // known_hosts @cert-authority line check the name while ssh dials the address.
+  const sshCommand = `ssh -i ${files.privateKeyPath} -o CertificateFile=${files.certificatePath} -o UserKnownHostsFile=${knownHosts} -o HostKeyAlias=<node> ${login}@<address>`;
   if (opts.json) {
     printJson({
       private_key: files.privateKeyPath,

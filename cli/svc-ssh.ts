@@ -83,7 +83,8 @@ async function direct(
         requireHostCertificate: true,
         hostVerifier: hostCertificateVerifier({
           trustedCaKeys: certs.host_ca_keys,
-          principal: n.hostname,
+          // By node ID: the identity auth resolved, which no other node's certificate names.
+          principal: n.id,
           clock: systemClock,
           onRefused: (reason) =>
             process.stderr.write(`svc: node ${n.hostname} at ${address} refused: ${reason}\n`),

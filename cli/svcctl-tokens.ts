@@ -93,6 +93,15 @@ export async function tokensRm(name: string, o: GlobalOptions): Promise<void> {
   });
 }
 
+export async function nodesRm(node: string, o: GlobalOptions): Promise<void> {
+  await withAdmin(o, async (c) => {
+    const r = await c.call("DeleteNode", { node });
+    if (o.json) printJson({ deleted: r.id, hostname: r.hostname });
+    else
+      process.stdout.write(`Node ${r.hostname} (${r.id}) removed; its certificates no longer reach auth.\n`);
+  });
+}
+
 export async function nodesLs(o: GlobalOptions): Promise<void> {
   await withAdmin(o, async (c) => {
     const r = await c.call("ListNodes", {});

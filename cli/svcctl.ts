@@ -10,6 +10,7 @@ import {
   agentIdentitiesRm,
   auditSearch,
   nodesLs,
+  nodesRm,
   tokensAdd,
   tokensLs,
   tokensRm,
@@ -88,11 +89,18 @@ export function svcctlProgram(): Command {
     .addOption(json())
     .action(async (name: string, _o, cmd: Command) => tokensRm(name, globals(cmd)));
 
-  group("nodes", "inspect nodes")
+  const nodes = group("nodes", "inspect and remove nodes");
+  nodes
     .command("ls")
     .description("list nodes with id, status, address and labels")
     .addOption(json())
     .action(async (_o, cmd: Command) => nodesLs(globals(cmd)));
+  nodes
+    .command("rm")
+    .description("remove a node: its calls to auth are refused from now on and its hostname is free again")
+    .argument("<node>", "hostname or node id")
+    .addOption(json())
+    .action(async (node: string, _o, cmd: Command) => nodesRm(node, globals(cmd)));
 
   const bots = group("agent-identities", "bots (machine identities)");
   bots

@@ -106,7 +106,7 @@ describe("agentless sshd node", () => {
     );
     await writeFile(`${keyPath}-cert.pub`, `${cert.ssh_certificate}\n`);
     const knownHosts = join(dir, "known_hosts");
-    await writeFile(knownHosts, `@cert-authority [127.0.0.1]:${port} ${env.cas.sshHostCaPublicKey}\n`);
+    await writeFile(knownHosts, `@cert-authority legacy-db ${env.cas.sshHostCaPublicKey}\n`);
     const { stdout } = await run(
       "ssh",
       [
@@ -128,6 +128,8 @@ describe("agentless sshd node", () => {
         "StrictHostKeyChecking=yes",
         "-o",
         "BatchMode=yes",
+        "-o",
+        "HostKeyAlias=legacy-db",
         "-p",
         String(port),
         "root@127.0.0.1",

@@ -83,6 +83,9 @@ async function ssh(keyPath: string, knownHosts: string, port: number, command: s
         "BatchMode=yes",
         "-o",
         "ConnectTimeout=30",
+        // Host certificates name the node ID and hostname, never an address.
+        "-o",
+        "HostKeyAlias=agent-one",
         "-p",
         String(port),
         "root@127.0.0.1",
@@ -142,7 +145,7 @@ describe("agent daemon", () => {
     const knownHosts = join(dir, "known_hosts");
     await writeFile(
       knownHosts,
-      `@cert-authority [127.0.0.1]:${info.ssh.port} ${env.cas.sshHostCaPublicKey}\n`,
+      `@cert-authority agent-one ${env.cas.sshHostCaPublicKey}\n`,
     );
     const r = await ssh(keyPath, knownHosts, info.ssh.port, "echo hello-from-agent; id -un");
     expect(r.stdout).toBe("hello-from-agent\nroot\n");
@@ -150,7 +153,7 @@ describe("agent daemon", () => {
     // A client trusting another host CA refuses the node: the host certificate is what proves it.
     const otherCa = generateSshKeyPair("ed25519").publicLine;
     const strangers = join(dir, "known_hosts_other");
-    await writeFile(strangers, `@cert-authority [127.0.0.1]:${info.ssh.port} ${otherCa}\n`);
+    await writeFile(strangers, `@cert-authority agent-one ${otherCa}\n`);
     const refused = await ssh(keyPath, strangers, info.ssh.port, "true");
     expect(refused.code).not.toBe(0);
     expect(refused.stdout).toBe("");
@@ -274,7 +277,7 @@ describe("agent daemon", () => {
     const knownHosts = join(dir, "known_hosts_restart");
     await writeFile(
       knownHosts,
-      `@cert-authority [127.0.0.1]:${again.ssh.port} ${env.cas.sshHostCaPublicKey}\n`,
+      `@cert-authority agent-one ${env.cas.sshHostCaPublicKey}\n`,
     );
     const r = await ssh(keyPath, knownHosts, again.ssh.port, "echo back");
     expect(r.stdout).toBe("back\n");

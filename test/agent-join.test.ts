@@ -23,6 +23,8 @@ const run = promisify(execFile);
 let env: AgentAuthEnv;
 let dir = "";
 
+let seq = 0;
+/** A join request with a fresh hostname (names are unique per node) unless `over` names one. */
 function joinRequest(token: string, over: Partial<RegisterAgentRequest> = {}) {
   const host = generateSshKeyPair("ed25519");
   const tls = generateEcdsaP256();
@@ -31,7 +33,7 @@ function joinRequest(token: string, over: Partial<RegisterAgentRequest> = {}) {
     tls,
     req: {
       token,
-      hostname: "node-a",
+      hostname: `node-${++seq}`,
       host_ssh_public_key: host.publicLine,
       tls_public_key_pem: String(tls.publicKey.export({ type: "spki", format: "pem" })),
       labels: { env: "dev", role: "web" },
@@ -65,7 +67,7 @@ afterAll(async () => {
 describe("RegisterAgent", () => {
   it("issues a host certificate from the host CA and a client certificate that authenticates the agent", async () => {
     const token = await env.addToken("join-ok", { labels: { env: "prod" } });
-    const { host, tls, req } = joinRequest(token);
+    const { host, tls, req } = joinRequest(token, { hostname: "node-a" });
     const res = await callUnary(env.client, "RegisterAgent", req);
     const id = res.agent_id ?? "";
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
@@ -76,7 +78,8 @@ describe("RegisterAgent", () => {
       principal: id,
       clock: systemClock,
     });
-    expect(cert.principals).toEqual(expect.arrayContaining([id, "node-a", "127.0.0.1"]));
+    // The node ID and the (unique) hostname; never the addresses the node claimed for itself.
+    expect(cert.principals).toEqual([id, "node-a"]);
     expect(cert.keyId).toBe(`host:${id}`);
     expect(cert.publicKey.export({ format: "jwk" })).toEqual(host.publicKey.export({ format: "jwk" }));
     // The real ssh-keygen reads it as a host certificate.
@@ -224,6 +227,81 @@ describe("RegisterAgent", () => {
     );
     const nodes = await callUnary(env.client, "ListNodes", {}, userMetadata(await env.login("alice")));
     expect(nodes.nodes.find((n) => n.id === res.agent_id)?.addresses).toEqual(["127.0.0.1:4022"]);
+  });
+
+  it("refuses a second node under a registered hostname (any case), audits it, and keeps the token", async () => {
+    const first = await callUnary(
+      env.client,
+      "RegisterAgent",
+      joinRequest(await env.addToken("name-first"), { hostname: "web-1" }).req,
+    );
+    expect(first.agent_id).toBeTruthy();
+    const token = await env.addToken("name-second");
+    for (const hostname of ["web-1", "WEB-1"]) {
+      const r = await statusOf(callUnary(env.client, "RegisterAgent", joinRequest(token, { hostname }).req));
+      expect(r.code).toBe(status.ALREADY_EXISTS);
+      expect(r.details).toMatch(/hostname "(web-1|WEB-1)" is already registered to another node/);
+    }
+    const failures = await joinEvents(false);
+    expect(failures.some((e) => /already registered/.test(JSON.parse(e.fields_json).reason))).toBe(true);
+    // The refused joins did not spend the token.
+    expect((await callUnary(env.client, "RegisterAgent", joinRequest(token).req)).agent_id).toBeTruthy();
+  });
+
+  it("DeleteNode: the node's certificate is refused at once, its name is free, and only admins may", async () => {
+    const { tls, req } = joinRequest(await env.addToken("to-remove"), { hostname: "gone-1" });
+    const res = await callUnary(env.client, "RegisterAgent", req);
+    const id = res.agent_id ?? "";
+    const agent = createAuthClient({
+      address: env.address,
+      caPems: res.host_ca_pems ?? [],
+      serverName: env.serverName,
+      certPem: res.tls_certificate_pem ?? "",
+      keyPem: privateKeyToPem(tls.privateKey),
+    });
+    const beat = () =>
+      callUnary(
+        agent,
+        "Heartbeat",
+        { hostname: "gone-1", addresses: ["127.0.0.1:3022"], labels: {}, version: "t" },
+        agentMetadata(id),
+      );
+    try {
+      await beat();
+      const bob = await statusOf(
+        callUnary(env.client, "DeleteNode", { node: "gone-1" }, userMetadata(await env.login("bob"))),
+      );
+      expect(bob.code).toBe(status.PERMISSION_DENIED);
+      const admin = userMetadata(await env.login("alice"));
+      expect(await callUnary(env.client, "DeleteNode", { node: "gone-1" }, admin)).toEqual({
+        id,
+        hostname: "gone-1",
+      });
+      const after = await statusOf(beat());
+      expect(after).toEqual({ code: status.UNAUTHENTICATED, details: "this node has been removed" });
+      const emit = await statusOf(
+        callUnary(agent, "EmitAuditEvent", { event_type: "ssh.auth", user_name: "x" }, agentMetadata(id)),
+      );
+      expect(emit.code).toBe(status.UNAUTHENTICATED);
+      const nodes = await callUnary(env.client, "ListNodes", {}, admin);
+      expect(nodes.nodes.some((n) => n.id === id)).toBe(false);
+      expect((await statusOf(callUnary(env.client, "DeleteNode", { node: "gone-1" }, admin))).code).toBe(
+        status.NOT_FOUND,
+      );
+      const audit = await callUnary(env.client, "SearchAuditEvents", { type: "node.delete" }, admin);
+      expect(audit.items.map((e) => JSON.parse(e.fields_json))).toContainEqual(
+        expect.objectContaining({ node_id: id, hostname: "gone-1" }),
+      );
+      // The name is free for a new node.
+      const again = await callUnary(
+        env.client,
+        "RegisterAgent",
+        joinRequest(await env.addToken("reuse-name"), { hostname: "gone-1" }).req,
+      );
+      expect(again.agent_id).not.toBe(id);
+    } finally {
+      agent.close();
+    }
   });
 
   it("hands out the host CA only when it matches the pin", async () => {

@@ -53,6 +53,7 @@ const EXPECTED: Record<string, string> = {
   DeleteJoinToken: "admin (tokens/delete)",
   AuthorizeNodeLogin: "user",
   AuthorizeSshLogin: "agent",
+  DeleteNode: "admin (nodes/delete)",
   RevokeUserSessions: "admin (users/delete) or operator",
   GetJoinTokenUsage: "admin (tokens/list) or operator",
 };

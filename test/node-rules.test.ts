@@ -485,6 +485,101 @@ describe("role node rules are enforced by the node on every path", () => {
   );
 
   it(
+    "a hostname names one node: a second join under it is refused, whatever the case",
+    async () => {
+      const add = await svcctl(["tokens", "add", "--name", "dup-lab", "--labels", "env=lab", "--json"]);
+      const t = json<{ token: string; ca_pin: string }>(add);
+      const hostKey = join(dir, "dup_host_ed25519_key");
+      await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", hostKey]);
+      const reg = await run("svcd", [
+        "agentless",
+        "--auth",
+        `127.0.0.1:${ports.auth}`,
+        "--ca-pin",
+        t.ca_pin,
+        "--token",
+        t.token,
+        "--hostname",
+        "LAB-1",
+        "--address",
+        `127.0.0.1:${nodePorts.get("lab-1")}`,
+        "--host-key",
+        `${hostKey}.pub`,
+        "--out",
+        join(dir, "dup-out"),
+      ]);
+      expect(reg.code, reg.stdout).not.toBe(0);
+      expect(reg.stderr).toMatch(/hostname "LAB-1" is already registered to another node/);
+    },
+    STEP,
+  );
+
+  it(
+    "svcctl nodes rm: the removed node admits nobody, and a new node under its name cannot borrow the old one's certificate",
+    async () => {
+      const caPem = await readFile(caFile, "utf8");
+      const rm = await svcctl(["nodes", "rm", "prod-1", "--json"]);
+      expect(rm.code, rm.stderr).toBe(0);
+      expect(json<{ hostname: string }>(rm).hostname).toBe("prod-1");
+      const ls = await svc(["ls", "--json"], adminEnv);
+      expect(json<Array<{ hostname: string }>>(ls).map((n) => n.hostname)).not.toContain("prod-1");
+      // carol may use nobody on env=prod, with a certificate from before; the removed agent can no
+      // longer ask auth, so it refuses her.
+      const files = {
+        key: join(dir, "carol-keys", "carol"),
+        cert: join(dir, "carol-keys", "carol-cert.pub"),
+        knownHosts: join(dir, "carol-keys", "known_hosts"),
+      };
+      expectOutcome(await plainSsh(files, "prod-1", "nobody"), false, "nobody", "removed prod-1");
+
+      // The name is free: a new node takes it, advertising the old node's address. Clients now
+      // reach the old node's server, whose host certificate still names "prod-1" but not the new
+      // node's ID: the proxy and svc ssh refuse it.
+      const add = await svcctl(["tokens", "add", "--name", "new-prod-1", "--labels", "env=prod", "--json"]);
+      const t = json<{ token: string; ca_pin: string }>(add);
+      const hostKey = join(dir, "new_prod_host_ed25519_key");
+      await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", hostKey]);
+      const reg = await run("svcd", [
+        "agentless",
+        "--auth",
+        `127.0.0.1:${ports.auth}`,
+        "--ca-pin",
+        t.ca_pin,
+        "--token",
+        t.token,
+        "--hostname",
+        "prod-1",
+        "--address",
+        `127.0.0.1:${nodePorts.get("prod-1")}`,
+        "--host-key",
+        `${hostKey}.pub`,
+        "--out",
+        join(dir, "new-prod-1"),
+      ]);
+      expect(reg.code, reg.stderr).toBe(0);
+      const viaCli = await svc(["ssh", "nobody@prod-1", "true"], userEnv("carol"));
+      expect(viaCli.code, viaCli.stderr).not.toBe(0);
+      expect(viaCli.stderr).toMatch(/refused: .*principal/);
+      const profile = JSON.parse(await readFile(join(dir, "carol-home", "profile.json"), "utf8"));
+      const r = await openTerminal({
+        baseUrl: `https://127.0.0.1:${ports.proxy}`,
+        caPem,
+        servername: "localhost",
+        query: { node: "prod-1", login: "nobody" },
+        headers: { authorization: `Bearer ${profile.session_id}` },
+      });
+      expect(r.kind).toBe("open");
+      if (r.kind === "open") {
+        const c = await r.conn.waitControl("error", 60_000);
+        expect(r.conn.controls.some((x) => x.type === "ready")).toBe(false);
+        expect(c).toMatchObject({ type: "error" });
+        r.conn.ws.close();
+      }
+    },
+    STEP,
+  );
+
+  it(
     "a role taken away stops a certificate issued before, at the next login on an agent node",
     async () => {
       const out = join(dir, "carol-keys-2");

@@ -106,6 +106,14 @@ import type {
   DeleteJoinTokenResponse__Output as _svc_v1_DeleteJoinTokenResponse__Output,
 } from "./svc/v1/DeleteJoinTokenResponse.ts";
 import type {
+  DeleteNodeRequest as _svc_v1_DeleteNodeRequest,
+  DeleteNodeRequest__Output as _svc_v1_DeleteNodeRequest__Output,
+} from "./svc/v1/DeleteNodeRequest.ts";
+import type {
+  DeleteNodeResponse as _svc_v1_DeleteNodeResponse,
+  DeleteNodeResponse__Output as _svc_v1_DeleteNodeResponse__Output,
+} from "./svc/v1/DeleteNodeResponse.ts";
+import type {
   DeleteSessionRequest as _svc_v1_DeleteSessionRequest,
   DeleteSessionRequest__Output as _svc_v1_DeleteSessionRequest__Output,
 } from "./svc/v1/DeleteSessionRequest.ts";
@@ -450,6 +458,11 @@ export interface ProtoGrpcType {
       DeleteJoinTokenResponse: MessageTypeDefinition<
         _svc_v1_DeleteJoinTokenResponse,
         _svc_v1_DeleteJoinTokenResponse__Output
+      >;
+      DeleteNodeRequest: MessageTypeDefinition<_svc_v1_DeleteNodeRequest, _svc_v1_DeleteNodeRequest__Output>;
+      DeleteNodeResponse: MessageTypeDefinition<
+        _svc_v1_DeleteNodeResponse,
+        _svc_v1_DeleteNodeResponse__Output
       >;
       DeleteSessionRequest: MessageTypeDefinition<
         _svc_v1_DeleteSessionRequest,

@@ -35,6 +35,7 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   DeleteSession: USER,
   // Lists and queries.
   ListNodes: USER,
+  DeleteNode: admin("nodes", "delete"),
   ListUsers: admin("users", "list"),
   ListRoles: admin("roles", "list"),
   ListRecordings: USER,

@@ -35,6 +35,11 @@ export interface InterceptorDeps {
   userActive: (username: string) => Promise<boolean>;
   /** RBAC decision of core/rbac for the user's roles. */
   can: (username: string, resource: RuleResource, verb: RuleVerb) => boolean;
+  /**
+   * Whether an agent (a joined node) is still registered. A removed node's certificates stay
+   * cryptographically valid until they expire; this is what stops them at auth.
+   */
+  agentActive?: (agentId: string) => Promise<boolean>;
 }
 
 function single(metadata: Metadata, key: string): string | undefined {
@@ -80,7 +85,12 @@ export async function authenticate(
   if (peer) {
     if (peer.kind === "operator")
       return { kind: "operator", operatorName: peer.id.slice("operator:".length) };
-    return peer.kind === "agent" ? { kind: "agent", agentId: peer.id } : { kind: "bot", botName: peer.id };
+    if (peer.kind === "agent") {
+      if (deps.agentActive && !(await deps.agentActive(peer.id)))
+        throw new NotAuthenticatedError("this node has been removed");
+      return { kind: "agent", agentId: peer.id };
+    }
+    return { kind: "bot", botName: peer.id };
   }
   return { kind: "anonymous" };
 }

@@ -18,7 +18,15 @@ import {
   type X509Issuer,
 } from "../../core/certs/x509.ts";
 import type { Clock } from "../../core/clock.ts";
-import { AccessDeniedError, BadParameterError, isAlreadyExists, isNotFound } from "../../core/errors.ts";
+import {
+  AccessDeniedError,
+  AlreadyExistsError,
+  BadParameterError,
+  isAlreadyExists,
+  isNotFound,
+  NotAuthenticatedError,
+  NotFoundError,
+} from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
 import type { JoinToken } from "../../core/resources/index.ts";
 import type { ResourceSource } from "../../core/sources/source.ts";
@@ -40,6 +48,10 @@ export interface AgentJoinHandler {
     hostname: string,
     labels: Record<string, string>,
   ): Promise<Record<string, string>>;
+  /** The registration of a joined node, or undefined (never joined, or removed). */
+  registration(agentId: string): Promise<AgentRegistration | undefined>;
+  /** Removes a node by ID or hostname (DeleteNode); NotFoundError when there is none. */
+  remove(node: string): Promise<AgentRegistration>;
 }
 
 export interface AgentJoinDeps {
@@ -79,6 +91,10 @@ export interface AgentRegistration {
 
 export const AGENT_PREFIX = "agents/";
 const REDEMPTION_PREFIX = "join-token-redemptions/";
+/** One key per registered hostname (lower case): the create-if-absent that makes names unique. */
+const HOSTNAME_PREFIX = "node-hostnames/";
+const hostnameKey = (hostname: string): string =>
+  HOSTNAME_PREFIX + encodeURIComponent(hostname.toLowerCase());
 const INVALID_TOKEN = "join token is not valid";
 const TOKEN_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
 const MAX_TOKEN_LENGTH = 1024;
@@ -218,7 +234,12 @@ export class AgentJoin implements AgentJoinHandler {
     labels: Record<string, string>,
   ): Promise<Record<string, string>> {
     const reg = await this.registration(agentId);
-    if (!reg) return labels;
+    if (!reg) {
+      // Services acting as agents ("proxy:<name>") never join; a node ID without a registration
+      // was removed (the interceptor refuses it too; this closes the race with DeleteNode).
+      if (agentId.includes(":")) return labels;
+      throw new NotAuthenticatedError("this node has been removed");
+    }
     if (reg.agentless) throw new AccessDeniedError("an agentless node does not heartbeat");
     if (hostname !== reg.hostname)
       throw new BadParameterError(
@@ -296,6 +317,9 @@ export class AgentJoin implements AgentJoinHandler {
     const d = this.#d;
     const id = randomUUID();
     const now = d.clock.now();
+    // A hostname names one node: sessions for it must not land on another node that chose the
+    // same name. Reserved before the token is spent, released if the token turns out used.
+    await this.#reserveHostname(input.hostname, id, now);
     // One redemption per token (and per secret: a re-created token with a new secret is fresh).
     const redemptionKey = joinTokenRedemptionKey(token);
     try {
@@ -306,11 +330,15 @@ export class AgentJoin implements AgentJoinHandler {
           at: now.toISOString(),
         });
     } catch (err) {
+      await d.backend.delete(hostnameKey(input.hostname)).catch(() => undefined);
       if (isAlreadyExists(err)) throw new AccessDeniedError("join token has already been used");
       throw err;
     }
     const hostTtl = d.hostCertTtlSeconds ?? SSH_HOST_CERT_TTL_SECONDS;
-    const principals = [...new Set([id, input.hostname, ...input.addresses.map((a) => hostOfAddress(a))])];
+    // The node ID (what the proxy and svc ssh verify) and the hostname (unique, reserved above,
+    // for plain OpenSSH's HostKeyAlias). Addresses are the node's own claim and can change with
+    // every heartbeat, so they never name it in a certificate.
+    const principals = [id, input.hostname];
     const cert = d.hostSshSigner.sign({
       type: "host",
       publicKey: input.hostKey,
@@ -359,6 +387,36 @@ export class AgentJoin implements AgentJoinHandler {
       host_ca_pems: pub.host_ca_pems ?? [],
       user_ca_ssh_public_keys: pub.user_ca_ssh_public_keys ?? [],
     };
+  }
+
+  async #reserveHostname(hostname: string, id: string, now: Date): Promise<void> {
+    const taken = `hostname ${JSON.stringify(hostname)} is already registered to another node (svcctl nodes rm ${hostname} frees it)`;
+    // Nodes that joined before names were reserved have a registration but no reservation.
+    const lower = hostname.toLowerCase();
+    if ((await listAgentRegistrations(this.#d.backend)).some((r) => r.hostname.toLowerCase() === lower))
+      throw new AlreadyExistsError(taken);
+    try {
+      await this.#d.backend.create(hostnameKey(hostname), { agent_id: id, at: now.toISOString() });
+    } catch (err) {
+      if (isAlreadyExists(err)) throw new AlreadyExistsError(taken);
+      throw err;
+    }
+  }
+
+  async remove(node: string): Promise<AgentRegistration> {
+    if (!node || node.length > 253) throw new BadParameterError("node (an ID or hostname) is required");
+    const lower = node.toLowerCase();
+    const regs = await listAgentRegistrations(this.#d.backend);
+    const reg = regs.find((r) => r.id === node) ?? regs.find((r) => r.hostname.toLowerCase() === lower);
+    if (!reg) throw new NotFoundError(`no node ${JSON.stringify(node)}`);
+    // The registration first: from here on every call with this node's certificate is refused.
+    await this.#d.backend.delete(AGENT_PREFIX + encodeURIComponent(reg.id));
+    await this.#nodes.remove(reg.id);
+    await this.#d.backend.delete(hostnameKey(reg.hostname)).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
+    this.#d.logger.info({ agentId: reg.id, hostname: reg.hostname }, "node removed");
+    return reg;
   }
 
   async #audit(success: boolean, hostname: string, fields: JsonObject): Promise<void> {

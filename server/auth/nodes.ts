@@ -3,7 +3,7 @@
 // intervals; older ones stay listed as "offline" until the node record expires (7 days).
 import type { Backend } from "../../core/backend/backend.ts";
 import type { Clock } from "../../core/clock.ts";
-import { BadParameterError } from "../../core/errors.ts";
+import { BadParameterError, isNotFound } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
 
 const NODE_PREFIX = "nodes/";
@@ -69,6 +69,13 @@ export class NodeStore {
       last: this.#clock.now().toISOString(),
     };
     await this.#backend.put(NODE_PREFIX + encodeURIComponent(agentId), value, { ttlMs: NODE_RECORD_TTL_MS });
+  }
+
+  /** Forgets a node's record (DeleteNode); absent is fine. */
+  async remove(agentId: string): Promise<void> {
+    await this.#backend.delete(NODE_PREFIX + encodeURIComponent(agentId)).catch((err: unknown) => {
+      if (!isNotFound(err)) throw err;
+    });
   }
 
   async list(): Promise<NodeRecord[]> {

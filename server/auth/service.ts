@@ -323,6 +323,13 @@ export class AuthService {
       peerIdentity: this.#d.peerIdentity ?? peerIdentityFromCertificate,
       userActive: async (name) => this.#activeChecker(name) !== undefined,
       can: (name, resource, verb) => this.#activeChecker(name)?.can(resource, verb) ?? false,
+      // Nodes join through agentJoin; services acting as agents ("proxy:<name>") never do.
+      ...(this.#d.agentJoin
+        ? {
+            agentActive: async (id: string) =>
+              id.includes(":") || (await this.#d.agentJoin?.registration(id)) !== undefined,
+          }
+        : {}),
     };
   }
 
@@ -549,6 +556,17 @@ export class AuthService {
           version: n.version,
         })),
       };
+    }),
+
+    DeleteNode: unary(async (req, caller) => {
+      const reg = await wired(this.#d.agentJoin, "DeleteNode").remove(req.node);
+      await this.#audit({
+        event_type: "node.delete",
+        user_name: requireUser(caller).username,
+        success: true,
+        fields: { emitted_by: callerLabel(caller), node_id: reg.id, hostname: reg.hostname },
+      });
+      return { id: reg.id, hostname: reg.hostname };
     }),
 
     ListUsers: unary(async () => {

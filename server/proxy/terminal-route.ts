@@ -137,7 +137,9 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
             requireHostCertificate: true,
             hostVerifier: hostCertificateVerifier({
               trustedCaKeys: cert.hostCaKeys,
-              principal: node.hostname,
+              // The node ID auth resolved, not the name asked for: names are unique, but an ID is
+              // what a removed node's old certificate can never carry for a newer node.
+              principal: node.id,
               clock: opts.clock,
               onRefused: (reason) =>
                 request.log.warn({ node: node.hostname, reason }, "node host certificate refused"),

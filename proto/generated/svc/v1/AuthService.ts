@@ -99,6 +99,14 @@ import type {
   DeleteJoinTokenResponse__Output as _svc_v1_DeleteJoinTokenResponse__Output,
 } from "../../svc/v1/DeleteJoinTokenResponse.ts";
 import type {
+  DeleteNodeRequest as _svc_v1_DeleteNodeRequest,
+  DeleteNodeRequest__Output as _svc_v1_DeleteNodeRequest__Output,
+} from "../../svc/v1/DeleteNodeRequest.ts";
+import type {
+  DeleteNodeResponse as _svc_v1_DeleteNodeResponse,
+  DeleteNodeResponse__Output as _svc_v1_DeleteNodeResponse__Output,
+} from "../../svc/v1/DeleteNodeResponse.ts";
+import type {
   DeleteSessionRequest as _svc_v1_DeleteSessionRequest,
   DeleteSessionRequest__Output as _svc_v1_DeleteSessionRequest__Output,
 } from "../../svc/v1/DeleteSessionRequest.ts";
@@ -848,6 +856,47 @@ export interface AuthServiceClient extends grpc.Client {
   deleteJoinToken(
     argument: _svc_v1_DeleteJoinTokenRequest,
     callback: grpc.requestCallback<_svc_v1_DeleteJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  DeleteNode(
+    argument: _svc_v1_DeleteNodeRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteNodeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteNode(
+    argument: _svc_v1_DeleteNodeRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteNodeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteNode(
+    argument: _svc_v1_DeleteNodeRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteNodeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteNode(
+    argument: _svc_v1_DeleteNodeRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteNodeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteNode(
+    argument: _svc_v1_DeleteNodeRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteNodeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteNode(
+    argument: _svc_v1_DeleteNodeRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteNodeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteNode(
+    argument: _svc_v1_DeleteNodeRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteNodeResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteNode(
+    argument: _svc_v1_DeleteNodeRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteNodeResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   DeleteSession(
@@ -2015,6 +2064,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_DeleteJoinTokenResponse
   >;
 
+  DeleteNode: grpc.handleUnaryCall<_svc_v1_DeleteNodeRequest__Output, _svc_v1_DeleteNodeResponse>;
+
   DeleteSession: grpc.handleUnaryCall<_svc_v1_DeleteSessionRequest__Output, _svc_v1_DeleteSessionResponse>;
 
   DeleteUser: grpc.handleUnaryCall<_svc_v1_DeleteUserRequest__Output, _svc_v1_DeleteUserResponse>;
@@ -2186,6 +2237,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_DeleteJoinTokenResponse,
     _svc_v1_DeleteJoinTokenRequest__Output,
     _svc_v1_DeleteJoinTokenResponse__Output
+  >;
+  DeleteNode: MethodDefinition<
+    _svc_v1_DeleteNodeRequest,
+    _svc_v1_DeleteNodeResponse,
+    _svc_v1_DeleteNodeRequest__Output,
+    _svc_v1_DeleteNodeResponse__Output
   >;
   DeleteSession: MethodDefinition<
     _svc_v1_DeleteSessionRequest,
