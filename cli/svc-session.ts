@@ -160,7 +160,7 @@ export async function login(opts: LoginOptions): Promise<void> {
     );
   }
   if (r.status !== 200) throw errorOfResponse(r);
-  const session = r.body as { session_id: string; expires_at: string };
+  const session = r.body as { session_id: string; expires_at: string; scope?: string };
   const profile: Profile = {
     proxy,
     ...trust,
@@ -173,20 +173,33 @@ export async function login(opts: LoginOptions): Promise<void> {
       : {}),
   };
   await saveProfile(profile);
+  const scope = session.scope ?? "full";
   if (opts.json)
-    printJson({ proxy, cluster_name: info.cluster_name, user: username, expires_at: session.expires_at });
+    printJson({
+      proxy,
+      cluster_name: info.cluster_name,
+      user: username,
+      expires_at: session.expires_at,
+      scope,
+    });
   else
     process.stdout.write(`Logged in to ${info.cluster_name} as ${username} (until ${session.expires_at}).\n`);
+  if (scope === "mfa_enrollment") {
+    warn(
+      `your roles require multi-factor authentication and ${username} has no WebAuthn device yet: this session can only enrol one (POST https://${proxy}/v1/webapi/mfa/webauthn/register/begin and /finish), then sign in with it`,
+    );
+  }
 }
 
 export async function status(opts: { json?: boolean }): Promise<void> {
   const p = await requireSession();
-  const s = await proxyCall<{ username: string; roles: string[]; expires_at: string }>(
-    targetOf(p),
-    "GET",
-    "/v1/webapi/session",
-    { sessionId: p.session_id },
-  );
+  const s = await proxyCall<{
+    username: string;
+    roles: string[];
+    expires_at: string;
+    mfa_verified?: boolean;
+    scope?: string;
+  }>(targetOf(p), "GET", "/v1/webapi/session", { sessionId: p.session_id });
   if (opts.json) {
     printJson({ proxy: p.proxy, cluster_name: p.cluster_name ?? "", ...s });
     return;
@@ -198,6 +211,7 @@ export async function status(opts: { json?: boolean }): Promise<void> {
       `User:     ${s.username}`,
       `Roles:    ${s.roles.join(", ")}`,
       `Valid to: ${s.expires_at}`,
+      `MFA:      ${s.mfa_verified ? "verified" : "no"}${s.scope === "mfa_enrollment" ? " (this session can only enrol a device)" : ""}`,
       "",
     ].join("\n"),
   );

@@ -12,6 +12,7 @@ import { machineIdentityHandlers } from "./auth/machine-identity-deps.ts";
 import { type RunningAuthServer, startAuthServer } from "./auth/server.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
+import { proxyConfigFrom, relyingParty } from "./proxy/config.ts";
 import { SERVER_VERSION } from "./version.ts";
 import { authKeyMaterial, type TlsIdentity } from "./wiring.ts";
 
@@ -73,6 +74,9 @@ export async function startAuthRole(o: {
       maxFailures: o.config.auth.lockout.max_failures,
       lockoutMs: parseDuration(o.config.auth.lockout.duration),
     },
+    sessionTtlMs: parseDuration(o.config.auth.session_ttl),
+    // WebAuthn ceremonies are bound to the proxy's public address, decided here, not by callers.
+    relyingParty: relyingParty(proxyConfigFrom(o.config, SERVER_VERSION)),
     agentJoin,
     tls: { ...o.tls, clientCaPems: [o.cas.hostCa.certPem] },
     host: o.listen.host,

@@ -4,6 +4,7 @@ import { readFile } from "node:fs/promises";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse, stringify } from "yaml";
+import { DURATION_PATTERN, parseDuration } from "../core/duration.ts";
 import { BadParameterError } from "../core/errors.ts";
 
 const HostPort = Type.String({ pattern: "^[^\\s]+:[0-9]{1,5}$", description: "host:port" });
@@ -40,11 +41,12 @@ export const ConfigSchema = Type.Object(
             { additionalProperties: false },
           ),
         ),
-        session_ttl: Type.String({ default: "12h" }),
+        /** Web session lifetime (and its cookies'); 5m..30d. */
+        session_ttl: Type.String({ pattern: DURATION_PATTERN, default: "12h" }),
         lockout: Type.Object(
           {
             max_failures: Type.Integer({ minimum: 1, maximum: 100, default: 5 }),
-            duration: Type.String({ default: "15m" }),
+            duration: Type.String({ pattern: DURATION_PATTERN, default: "15m" }),
           },
           { additionalProperties: false, default: {} },
         ),
@@ -149,6 +151,10 @@ export function checkConfig(raw: unknown, origin = "config"): Config {
     throw new BadParameterError(`${origin}: field ${field}: ${first.message}`);
   }
   const config = withDefaults as Config;
+  const ttl = parseDuration(config.auth.session_ttl);
+  if (ttl < 5 * 60_000 || ttl > 30 * 86_400_000) {
+    throw new BadParameterError(`${origin}: field auth.session_ttl: must be between 5m and 30d`);
+  }
   if (config.backend.type === "postgres") {
     const { url, url_file, url_env } = config.backend;
     const given = [url, url_file, url_env].filter((v) => v !== undefined).length;

@@ -20,9 +20,11 @@ import { API_VERSION, presets } from "../core/resources/index.ts";
 import { MemorySource } from "../core/sources/memory.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import { type RunningAuthServer, startAuthServer } from "../server/auth/server.ts";
+import { GrpcCliAuthApi } from "../server/proxy/cli-auth-api.ts";
 import type { ProxyConfig } from "../server/proxy/config.ts";
 import { proxyDefaults } from "../server/proxy/config.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
+import { userCertRoutes } from "../server/proxy/routes/user-certs.ts";
 import { type ProxyServer, startProxyServer } from "../server/proxy/server.ts";
 import { HttpsClient } from "./proxy-https-client.ts";
 
@@ -73,7 +75,12 @@ export interface AuthSide {
   close(): Promise<void>;
 }
 
-export async function startAuthSide(): Promise<AuthSide> {
+/** Auth settings a test may change: the web session lifetime (auth.session_ttl). */
+export interface AuthSideOptions {
+  sessionTtlMs?: number;
+}
+
+export async function startAuthSide(o: AuthSideOptions = {}): Promise<AuthSide> {
   const dir = await mkdtemp(join(tmpdir(), "svc-proxy-test-"));
   const clock = systemClock;
   const logger = pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? "silent" });
@@ -152,6 +159,9 @@ export async function startAuthSide(): Promise<AuthSide> {
       tls: { certPem: authCertPem, keyPem: privateKeyToPem(authKey.privateKey), clientCaPems: [hostCaPem] },
       host: "127.0.0.1",
       port: 0,
+      // As production: auth decides the WebAuthn relying party (the proxy's public address).
+      relyingParty: { rpId: PUBLIC_HOST, rpName: "proxy-test", origin: PUBLIC_ORIGIN },
+      ...(o.sessionTtlMs ? { sessionTtlMs: o.sessionTtlMs } : {}),
     });
     cleanups.push(() => auth.close(1000));
     return {
@@ -186,12 +196,15 @@ export async function startProxySide(o: {
   setResourcesReady(ready: boolean): void;
   close(): Promise<void>;
 }> {
-  const authApi = new GrpcAuthApi({
+  const grpc = {
     address: o.authAddress,
     caPems: [o.hostCaPem],
     certPem: o.proxyClient.certPem,
     keyPem: o.proxyClient.keyPem,
-  });
+  };
+  const authApi = new GrpcAuthApi(grpc);
+  // POST /v1/webapi/ssh/certs, as svcd registers it.
+  const cliAuthApi = new GrpcCliAuthApi(grpc);
   const config: ProxyConfig = {
     ...proxyDefaults,
     listenHost: "127.0.0.1",
@@ -213,9 +226,11 @@ export async function startProxySide(o: {
       logger: pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? "silent" }),
       ready: () => resourcesReady,
       resources: o.resources,
+      routes: [userCertRoutes({ api: cliAuthApi })],
     });
   } catch (err) {
     authApi.close();
+    cliAuthApi.close();
     throw err;
   }
   return {
@@ -229,14 +244,16 @@ export async function startProxySide(o: {
     close: async () => {
       await proxy.close();
       authApi.close();
+      cliAuthApi.close();
     },
   };
 }
 
 export async function startProxyFixture(
   overrides: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit" | "trustedProxies">> = {},
+  authOptions: AuthSideOptions = {},
 ): Promise<ProxyFixture> {
-  const side = await startAuthSide();
+  const side = await startAuthSide(authOptions);
   try {
     const p = await startProxySide({
       authAddress: side.auth.address,

@@ -41,8 +41,9 @@ const errorOf = (res: HttpResponse) => (res.json as { error: { code: string; mes
 describe("login", () => {
   it("answers session_id and expiry and sets both cookies with the decided flags", async () => {
     const { res, sessionId, csrf } = await login();
-    const body = res.json as { session_id: string; expires_at: string };
-    expect(Object.keys(body).sort()).toEqual(["expires_at", "session_id"]);
+    const body = res.json as { session_id: string; expires_at: string; scope: string };
+    expect(Object.keys(body).sort()).toEqual(["expires_at", "scope", "session_id"]);
+    expect(body.scope).toBe("full");
     expect(sessionId.length).toBeGreaterThanOrEqual(22);
     const expiresIn = Date.parse(body.expires_at) - Date.now();
     expect(expiresIn).toBeGreaterThan(11.9 * 3600_000);

@@ -77,6 +77,18 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   GetJoinTokenUsage: { callers: ["user", "operator"], admin: { resource: "tokens", verb: "list" } },
 };
 
+/**
+ * What a session in scope "mfa_enrollment" may call besides the unauthenticated RPCs: read and end
+ * itself, and enrol a WebAuthn device. Everything else waits for a login with the device.
+ */
+export const MFA_ENROLLMENT_RPCS: ReadonlySet<string> = new Set([
+  "GetSession",
+  "DeleteSession",
+  "BeginWebAuthnRegistration",
+  "FinishWebAuthnRegistration",
+  "ListWebAuthnDevices",
+]);
+
 /** Inside ListRecordings/GetRecording: who sees every user's recordings ("list" alone: only your own). */
 export const RECORDINGS_ADMIN = { resource: "sessions", verb: "read" } as const;
 

@@ -14,6 +14,13 @@ export type Caller =
       sessionHash: string;
       sessionExpires: Date;
       sessionCreated: Date;
+      /** the session's login passed a second factor */
+      sessionMfa: boolean;
+      /**
+       * What the session may do now: "mfa_enrollment" when it was issued for enrolment, or when
+       * the user's roles require MFA and the session did not pass it (a role changed since).
+       */
+      sessionScope: "full" | "mfa_enrollment";
     }
   | { kind: "agent"; agentId: string }
   | { kind: "bot"; botName: string }

@@ -14,7 +14,7 @@ import {
 } from "@grpc/grpc-js";
 import { AccessDeniedError, NotAuthenticatedError } from "../../core/errors.ts";
 import type { RuleResource, RuleVerb } from "../../core/resources/index.ts";
-import { AUTHZ_TABLE } from "./authz.ts";
+import { AUTHZ_TABLE, MFA_ENROLLMENT_RPCS } from "./authz.ts";
 import { attachCaller, type Caller } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
 import { rpcNameOf } from "./proto.ts";
@@ -40,6 +40,8 @@ export interface InterceptorDeps {
    * cryptographically valid until they expire; this is what stops them at auth.
    */
   agentActive?: (agentId: string) => Promise<boolean>;
+  /** Do the user's roles require a second factor (role option require_mfa)? */
+  requireMfa?: (username: string) => boolean;
 }
 
 function single(metadata: Metadata, key: string): string | undefined {
@@ -74,12 +76,15 @@ export async function authenticate(
     if (!m?.[1]) throw new NotAuthenticatedError("authorization must be 'Bearer <session_id>'");
     const s = await deps.sessions.validate(m[1]);
     if (!(await deps.userActive(s.username))) throw new NotAuthenticatedError("invalid or expired session");
+    const mfaMissing = deps.requireMfa?.(s.username) === true && !s.mfa;
     return {
       kind: "user",
       username: s.username,
       sessionHash: s.hash,
       sessionExpires: s.expires,
       sessionCreated: s.created,
+      sessionMfa: s.mfa,
+      sessionScope: s.scope === "mfa_enrollment" || mfaMissing ? "mfa_enrollment" : "full",
     };
   }
   if (peer) {
@@ -101,6 +106,16 @@ export function authorize(deps: Pick<InterceptorDeps, "can">, rpc: string, calle
   // An RPC missing from the table is closed: a new RPC must be placed in it deliberately.
   if (!access) throw new AccessDeniedError("no access rule for this call");
   if (access.callers.includes(caller.kind)) {
+    if (
+      caller.kind === "user" &&
+      caller.sessionScope === "mfa_enrollment" &&
+      !access.callers.includes("anonymous") &&
+      !MFA_ENROLLMENT_RPCS.has(rpc)
+    ) {
+      throw new AccessDeniedError(
+        "your roles require multi-factor authentication: enrol a WebAuthn device with this session, then log in again with it",
+      );
+    }
     if (access.admin && caller.kind === "user") {
       if (!deps.can(caller.username, access.admin.resource, access.admin.verb)) {
         throw new AccessDeniedError(`not allowed to ${access.admin.verb} ${access.admin.resource}`);

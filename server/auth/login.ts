@@ -15,7 +15,7 @@ import {
 } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
 import { getPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from "./passwords.ts";
-import type { SessionStore, WebSession } from "./sessions.ts";
+import type { SessionScope, SessionStore, WebSession } from "./sessions.ts";
 import { hasControlChars } from "./text.ts";
 import type { WebAuthnStore } from "./webauthn.ts";
 
@@ -42,6 +42,8 @@ export interface LocalLoginDeps {
   webauthn: WebAuthnStore;
   /** May this user log in with a password at all (exists, local_login, not disabled or role-locked)? */
   loginAllowed: (username: string) => boolean;
+  /** Do the user's roles require a second factor (role option require_mfa)? */
+  requireMfa: (username: string) => boolean;
   lockout?: LockoutPolicy;
 }
 
@@ -115,12 +117,25 @@ export class LocalLogin {
       });
       return { kind: "mfa", username, mfaToken };
     }
+    if (this.#d.requireMfa(username)) {
+      // Roles require MFA and there is no device yet: a session that can only enrol one
+      // (docs/auth.md, "MFA required by a role"); the user then logs in again with it.
+      return this.completeLogin(
+        username,
+        { ...fields, mfa: "enrollment required" },
+        { scope: "mfa_enrollment" },
+      );
+    }
     return this.completeLogin(username, fields);
   }
 
   /** Issues the session once every factor passed (also used by the WebAuthn finish step). */
-  async completeLogin(username: string, fields: JsonObject): Promise<LoginResult> {
-    const { id, session } = await this.#d.sessions.create(username);
+  async completeLogin(
+    username: string,
+    fields: JsonObject,
+    o: { mfa?: boolean; scope?: SessionScope } = {},
+  ): Promise<LoginResult> {
+    const { id, session } = await this.#d.sessions.create(username, o);
     await this.#d.backend.appendAudit({
       event_type: "user.login",
       user_name: username,

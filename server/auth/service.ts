@@ -88,6 +88,13 @@ export interface AuthServiceDeps {
     recommendedClientVersion?: string;
   };
   lockout?: LockoutPolicy;
+  /** Web session lifetime (config auth.session_ttl); default 12 h. */
+  sessionTtlMs?: number;
+  /**
+   * The WebAuthn relying party (RP ID, name, origin: the proxy's public address). When set, a
+   * request naming another one is refused; only tests and old proxies leave it unset.
+   */
+  relyingParty?: RelyingParty;
   heartbeatIntervalSeconds?: number;
   /** RegisterAgent (node join, join-agent.ts); without it the RPC answers UNIMPLEMENTED. */
   agentJoin?: AgentJoinHandler;
@@ -139,8 +146,20 @@ function requireUser(caller: Caller): Extract<Caller, { kind: "user" }> {
   return caller;
 }
 
-function rpFrom(rp: WebAuthnRelyingParty__Output | null | undefined): RelyingParty {
-  return checkRelyingParty({ rpId: rp?.rp_id, rpName: rp?.rp_name, origin: rp?.origin });
+/**
+ * The relying party of a WebAuthn step: auth's configured one. A request may name it (old
+ * proxies always do) but never another: unauthenticated callers must not pick the origin or RP ID
+ * an assertion is checked against. Without a configured one (tests), the request's is used.
+ */
+function rpFrom(
+  configured: RelyingParty | undefined,
+  rp: WebAuthnRelyingParty__Output | null | undefined,
+): RelyingParty {
+  if (!configured) return checkRelyingParty({ rpId: rp?.rp_id, rpName: rp?.rp_name, origin: rp?.origin });
+  if (rp && (rp.rp_id || rp.origin) && (rp.rp_id !== configured.rpId || rp.origin !== configured.origin)) {
+    throw new BadParameterError("relying_party is not this cluster's (auth uses its configured one)");
+  }
+  return configured;
 }
 
 function parseFields(json: string): JsonObject {
@@ -185,7 +204,11 @@ export class AuthService {
 
   constructor(deps: AuthServiceDeps) {
     this.#d = deps;
-    this.sessions = new SessionStore({ backend: deps.backend, clock: deps.clock });
+    this.sessions = new SessionStore({
+      backend: deps.backend,
+      clock: deps.clock,
+      ...(deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {}),
+    });
     this.webauthn = new WebAuthnStore({ backend: deps.backend, clock: deps.clock });
     this.nodes = new NodeStore({
       backend: deps.backend,
@@ -199,6 +222,7 @@ export class AuthService {
       webauthn: this.webauthn,
       loginAllowed: (name) =>
         this.#activeChecker(name) !== undefined && this.#user(name)?.spec.local_login !== false,
+      requireMfa: (name) => this.#activeChecker(name)?.options().requireMfa === true,
       ...(deps.lockout ? { lockout: deps.lockout } : {}),
     });
     this.resets = new PasswordResets({ backend: deps.backend, clock: deps.clock });
@@ -322,6 +346,7 @@ export class AuthService {
       sessions: this.sessions,
       peerIdentity: this.#d.peerIdentity ?? peerIdentityFromCertificate,
       userActive: async (name) => this.#activeChecker(name) !== undefined,
+      requireMfa: (name) => this.#activeChecker(name)?.options().requireMfa === true,
       can: (name, resource, verb) => this.#activeChecker(name)?.can(resource, verb) ?? false,
       // Nodes join through agentJoin; services acting as agents ("proxy:<name>") never do.
       ...(this.#d.agentJoin
@@ -366,6 +391,8 @@ export class AuthService {
           roles: this.#user(r.session.username)?.spec.roles ?? [],
           expires_unix_ms: r.session.expires.getTime(),
           created_unix_ms: r.session.created.getTime(),
+          mfa_verified: r.session.mfa,
+          scope: r.session.scope,
         },
       };
     }
@@ -385,7 +412,7 @@ export class AuthService {
     AuthenticateLocal: unary(async (req) => {
       const r = await this.login.login(req.username, req.password, req.client_address);
       if (r.kind === "mfa" && req.webauthn?.rp_id) {
-        const rp = rpFrom(req.webauthn);
+        const rp = rpFrom(this.#d.relyingParty, req.webauthn);
         return this.#loginAnswer(
           r,
           await this.webauthn.beginLoginFor(r.username, rp, hashSecret(r.mfaToken)),
@@ -397,6 +424,10 @@ export class AuthService {
     IssueUserCerts: unary(async (req, caller) => {
       const user = requireUser(caller);
       const checker = this.#checkerOrDeny(user.username);
+      // The interceptor already confines such sessions to enrolment; this is the certificate's own
+      // guard, so no path to a certificate skips the second factor a role asks for.
+      if (checker.options().requireMfa && !user.sessionMfa)
+        throw new AccessDeniedError("your roles require multi-factor authentication for certificates");
       let key: ReturnType<typeof parseSshPublicKey>;
       try {
         key = parseSshPublicKey(req.ssh_public_key);
@@ -420,7 +451,9 @@ export class AuthService {
       // Names the user and the session by the first 16 hex of its hash (never the secret).
       const keyId = `user=${user.username} session=${user.sessionHash.slice(0, 16)}`;
       const validAfter = new Date(now - CERT_BACKDATE_MS);
-      const validBefore = new Date(now + ttlMs);
+      // Never past the session that asked: logging out or expiring ends what it could issue.
+      const validBefore = new Date(Math.min(now + ttlMs, user.sessionExpires.getTime()));
+      if (validBefore.getTime() <= now) throw new NotAuthenticatedError("invalid or expired session");
       const cert = this.#d.keys.userCertSigner.sign({
         type: "user",
         // The parsed key itself: the encoder reuses its blob, so no KeyObject import (~100 us) per cert.
@@ -527,6 +560,8 @@ export class AuthService {
         roles: this.#user(user.username)?.spec.roles ?? [],
         expires_unix_ms: user.sessionExpires.getTime(),
         created_unix_ms: user.sessionCreated.getTime(),
+        mfa_verified: user.sessionMfa,
+        scope: user.sessionScope,
       };
     }),
 
@@ -681,27 +716,34 @@ export class AuthService {
     },
 
     BeginWebAuthnLogin: unary(async (req) => {
-      const c = await this.webauthn.beginLogin(req.mfa_token, rpFrom(req.relying_party));
+      const c = await this.webauthn.beginLogin(
+        req.mfa_token,
+        rpFrom(this.#d.relyingParty, req.relying_party),
+      );
       return { challenge_id: c.challengeId, options_json: c.optionsJson };
     }),
 
     FinishWebAuthnLogin: unary(async (req) => {
-      const rp = rpFrom(req.relying_party);
+      const rp = rpFrom(this.#d.relyingParty, req.relying_party);
       const username = await this.webauthn.finishLogin(req.challenge_id, req.credential_json, rp);
       // The user may have been deleted, disabled or locked out since the password step.
       if (this.#activeChecker(username) === undefined || (await this.login.lockedUntil(username))) {
         throw new NotAuthenticatedError("invalid username or password");
       }
-      const r = await this.login.completeLogin(username, {
-        client_address: req.client_address.slice(0, 128),
-        method: "local+webauthn",
-      });
+      const r = await this.login.completeLogin(
+        username,
+        { client_address: req.client_address.slice(0, 128), method: "local+webauthn" },
+        { mfa: true },
+      );
       return this.#loginAnswer(r);
     }),
 
     BeginWebAuthnRegistration: unary(async (req, caller) => {
       const user = requireUser(caller);
-      const c = await this.webauthn.beginRegistration(user.username, rpFrom(req.relying_party));
+      const c = await this.webauthn.beginRegistration(
+        user.username,
+        rpFrom(this.#d.relyingParty, req.relying_party),
+      );
       return { challenge_id: c.challengeId, options_json: c.optionsJson };
     }),
 
@@ -711,7 +753,7 @@ export class AuthService {
         user.username,
         req.challenge_id,
         req.credential_json,
-        rpFrom(req.relying_party),
+        rpFrom(this.#d.relyingParty, req.relying_party),
         req.device_name,
       );
       await this.#audit({

@@ -1,5 +1,7 @@
 // Web sessions: 256-bit random IDs handed to the client once; the backend stores only their
-// SHA-256, so a copy of the database yields no usable session. Lifetime 12 h. A second key per
+// SHA-256, so a copy of the database yields no usable session. Lifetime `auth.session_ttl` (12 h
+// by default). Each session records whether its login passed a second factor and its scope
+// ("mfa_enrollment": roles require MFA, no device yet; see interceptor.ts). A second key per
 // user indexes the sessions so that deleting or locking a user revokes all of them on every
 // replica that shares the backend.
 import { createHash, randomBytes } from "node:crypto";
@@ -12,12 +14,18 @@ export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 const SESSION_PREFIX = "web-sessions/";
 const USER_INDEX_PREFIX = "user-sessions/";
 
+/** "full", or "mfa_enrollment": may only enrol a WebAuthn device (authz.ts MFA_ENROLLMENT_RPCS). */
+export type SessionScope = "full" | "mfa_enrollment";
+
 export interface WebSession {
   username: string;
   /** SHA-256 hex of the session ID. */
   hash: string;
   created: Date;
   expires: Date;
+  /** the login passed a second factor */
+  mfa: boolean;
+  scope: SessionScope;
 }
 
 export function hashSecret(secret: string): string {
@@ -43,16 +51,31 @@ export class SessionStore {
     this.#ttlMs = deps.ttlMs ?? SESSION_TTL_MS;
   }
 
+  get ttlMs(): number {
+    return this.#ttlMs;
+  }
+
   /** Creates a session; the returned `id` is the only copy of the secret. */
-  async create(username: string): Promise<{ id: string; session: WebSession }> {
+  async create(
+    username: string,
+    o: { mfa?: boolean; scope?: SessionScope } = {},
+  ): Promise<{ id: string; session: WebSession }> {
     const id = randomSecret(32);
     const hash = hashSecret(id);
     const created = this.#clock.now();
     const expires = new Date(created.getTime() + this.#ttlMs);
-    const value: JsonObject = { username, created: created.toISOString(), expires: expires.toISOString() };
+    const mfa = o.mfa === true;
+    const scope = o.scope ?? "full";
+    const value: JsonObject = {
+      username,
+      created: created.toISOString(),
+      expires: expires.toISOString(),
+      mfa,
+      scope,
+    };
     await this.#backend.create(SESSION_PREFIX + hash, value, { expires });
     await this.#backend.put(`${USER_INDEX_PREFIX}${username}/${hash}`, { hash }, { expires });
-    return { id, session: { username, hash, created, expires } };
+    return { id, session: { username, hash, created, expires, mfa, scope } };
   }
 
   /** The live session for a bearer secret; NotAuthenticatedError when unknown, expired or revoked. */
@@ -67,7 +90,15 @@ export class SessionStore {
       if (expires.getTime() <= this.#clock.now().getTime()) {
         throw new NotAuthenticatedError("invalid or expired session");
       }
-      return { username: String(v["username"]), hash, created: new Date(String(v["created"])), expires };
+      return {
+        username: String(v["username"]),
+        hash,
+        created: new Date(String(v["created"])),
+        expires,
+        // Sessions stored before these fields existed passed no second factor.
+        mfa: v["mfa"] === true,
+        scope: v["scope"] === "mfa_enrollment" ? "mfa_enrollment" : "full",
+      };
     } catch (err) {
       if (isNotFound(err)) throw new NotAuthenticatedError("invalid or expired session");
       throw err;

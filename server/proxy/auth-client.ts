@@ -11,9 +11,13 @@ import type {
 import type { JsonObject } from "../../core/json.ts";
 
 /** A session as issued by auth. The id is the bearer credential; never log it. */
+/** "full", or "mfa_enrollment": the roles require MFA and the session may only enrol a device. */
+export type SessionScope = "full" | "mfa_enrollment";
+
 export interface IssuedSession {
   sessionId: string;
   expires: Date;
+  scope: SessionScope;
 }
 
 /** The current-session view (spec 4.1): who the session belongs to and until when. */
@@ -21,6 +25,9 @@ export interface SessionInfo {
   username: string;
   roles: string[];
   expires: Date;
+  /** the login passed a second factor */
+  mfaVerified: boolean;
+  scope: SessionScope;
 }
 
 /** A WebAuthn ceremony auth began; the challenge state stays in auth's backend. */

@@ -15,7 +15,6 @@ describe("proxyConfigFrom", () => {
       clientVersionPolicy: { minimum: "0.1.0", recommended: "0.1.0" },
       oidcIssuerUrl: "https://svc.example.com:3080",
       bodyLimit: 65536,
-      cookieMaxAgeSeconds: 43200,
     });
     expect(relyingParty(c)).toEqual({
       rpId: "svc.example.com",

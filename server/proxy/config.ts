@@ -34,8 +34,6 @@ export interface ProxyConfig {
   /** Request body limit in bytes (413 above it). */
   bodyLimit: number;
   rateLimit: ProxyRateLimit;
-  /** Lifetime of the svc_session and svc_csrf cookies, seconds (spec: 12 hours). */
-  cookieMaxAgeSeconds: number;
   /**
    * Addresses/CIDRs of load balancers whose X-Forwarded-For is believed (the client address
    * for rate limits and audit). Empty: the TCP peer is the client.
@@ -54,7 +52,6 @@ export const proxyDefaults = {
   listenPort: 3080,
   bodyLimit: 64 * 1024,
   rateLimit: { perAddress: 20, perUsername: 10, windowMs: 60_000 },
-  cookieMaxAgeSeconds: 12 * 60 * 60,
   trustedProxies: [] as string[],
 } satisfies Partial<ProxyConfig>;
 

@@ -58,6 +58,7 @@ import type {
   RelyingParty,
   RoleInfo,
   SessionInfo,
+  SessionScope,
   UserInfo,
   WebAuthnDevice,
   WebAuthnLoginChallenge,
@@ -110,13 +111,17 @@ function parseObject(text: string, what: string): JsonObject {
   return v as JsonObject;
 }
 
+function scopeOf(scope: string): SessionScope {
+  return scope === "mfa_enrollment" ? "mfa_enrollment" : "full";
+}
+
 function rpOf(rp: RelyingParty): WebAuthnRelyingParty {
   return { rp_id: rp.rpId, rp_name: rp.rpName, origin: rp.origin };
 }
 
 function issued(s: SessionView__Output | null | undefined): IssuedSession {
   if (!s?.session_id) throw new Error("auth answered a login without a session id");
-  return { sessionId: s.session_id, expires: new Date(s.expires_unix_ms) };
+  return { sessionId: s.session_id, expires: new Date(s.expires_unix_ms), scope: scopeOf(s.scope) };
 }
 
 function loginChallenge(c: WebAuthnChallenge__Output | null | undefined): WebAuthnLoginChallenge {
@@ -216,7 +221,13 @@ export class GrpcAuthApi implements AuthApi {
     const s = await this.#call<SessionView__Output>(sessionId, (md, o, cb) =>
       this.#client.GetSession({}, md, o, cb),
     );
-    return { username: s.username, roles: s.roles, expires: new Date(s.expires_unix_ms) };
+    return {
+      username: s.username,
+      roles: s.roles,
+      expires: new Date(s.expires_unix_ms),
+      mfaVerified: s.mfa_verified,
+      scope: scopeOf(s.scope),
+    };
   }
 
   async deleteSession(sessionId: string): Promise<void> {

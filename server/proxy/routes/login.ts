@@ -26,9 +26,15 @@ const LoginBody = Type.Object(
   { additionalProperties: false },
 );
 
+const Scope = Type.Union([Type.Literal("full"), Type.Literal("mfa_enrollment")], {
+  description:
+    'what the session may do: "full", or "mfa_enrollment" when the roles require MFA and the user has no device yet (only the session, logout and WebAuthn device routes answer; enrol, then log in again)',
+});
+
 const SessionIssued = Type.Object({
   session_id: Type.String({ description: "the bearer credential; also set as the svc_session cookie" }),
   expires_at: Timestamp,
+  scope: Scope,
 });
 
 const MfaChallenge = Type.Object({
@@ -63,6 +69,8 @@ const SessionView = Type.Object({
   username: Type.String(),
   roles: Type.Array(Type.String()),
   expires_at: Timestamp,
+  mfa_verified: Type.Boolean({ description: "the login passed a second factor (WebAuthn)" }),
+  scope: Scope,
 });
 
 function challengeBody(c: WebAuthnLoginChallenge): Static<typeof MfaChallenge> {
@@ -84,8 +92,15 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
   }
 
   function issue(reply: FastifyReply, session: IssuedSession): Static<typeof SessionIssued> {
-    setSessionCookies(reply, session.sessionId, cfg.cookieMaxAgeSeconds);
-    return { session_id: session.sessionId, expires_at: session.expires.toISOString() };
+    // The cookies live exactly as long as the session auth issued (auth.session_ttl, 12 h by
+    // default as the spec says), so the browser drops them when auth does.
+    const left = Math.ceil((session.expires.getTime() - Date.now()) / 1000);
+    setSessionCookies(reply, session.sessionId, Math.max(1, left));
+    return {
+      session_id: session.sessionId,
+      expires_at: session.expires.toISOString(),
+      scope: session.scope,
+    };
   }
 
   app.post<{ Body: Static<typeof LoginBody> }>(
@@ -175,7 +190,13 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request): Promise<Static<typeof SessionView>> => {
       const { info } = sessionOf(request);
-      return { username: info.username, roles: info.roles, expires_at: info.expires.toISOString() };
+      return {
+        username: info.username,
+        roles: info.roles,
+        expires_at: info.expires.toISOString(),
+        mfa_verified: info.mfaVerified,
+        scope: info.scope,
+      };
     },
   );
 

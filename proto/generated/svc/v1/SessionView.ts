@@ -8,6 +8,8 @@ export interface SessionView {
   roles?: string[];
   expires_unix_ms?: number | string | Long;
   created_unix_ms?: number | string | Long;
+  mfa_verified?: boolean;
+  scope?: string;
 }
 
 export interface SessionView__Output {
@@ -16,4 +18,6 @@ export interface SessionView__Output {
   roles: string[];
   expires_unix_ms: number;
   created_unix_ms: number;
+  mfa_verified: boolean;
+  scope: string;
 }
