@@ -138,6 +138,8 @@ export async function startMachineEnv(
       },
       port,
       agentJoin,
+      // CreateUser writes here too (the admin RPCs' ResourceWriter).
+      writer: source,
       ...machineIdentityHandlers({
         backend,
         source,

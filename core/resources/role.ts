@@ -16,7 +16,8 @@ export const RULE_RESOURCES = [
   "connectors",
   "*",
 ] as const;
-export const RULE_VERBS = ["list", "read", "create", "update", "delete", "*"] as const;
+/** "assign" on "roles": may give any role to a user or bot, not only the ones it holds itself. */
+export const RULE_VERBS = ["list", "read", "create", "update", "delete", "assign", "*"] as const;
 export type RuleResource = (typeof RULE_RESOURCES)[number];
 export type RuleVerb = (typeof RULE_VERBS)[number];
 

@@ -64,6 +64,7 @@ import {
   RecordingWriter,
   readRecording,
 } from "./recordings.ts";
+import { assertMayAssign } from "./role-assignment.ts";
 import { hashSecret, SessionStore } from "./sessions.ts";
 import { authorizeSshLogin, type SshLoginDeps } from "./ssh-login.ts";
 import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } from "./user-cert-content.ts";
@@ -521,9 +522,11 @@ export class AuthService {
     AuthenticateSPIFFE: unary(async (req, _caller, call) =>
       wired(this.#d.spiffe, "AuthenticateSPIFFE").authenticate(req, { peer: call.getPeer() }),
     ),
-    CreateAgentIdentity: unary(async (req, caller) =>
-      wired(this.#d.agentIdentities, "CreateAgentIdentity").create(req, caller),
-    ),
+    CreateAgentIdentity: unary(async (req, caller) => {
+      const handler = wired(this.#d.agentIdentities, "CreateAgentIdentity");
+      assertMayAssign(this.#activeChecker(requireUser(caller).username), req.roles ?? []);
+      return handler.create(req, caller);
+    }),
     ListAgentIdentities: unary(async () => wired(this.#d.agentIdentities, "ListAgentIdentities").list()),
     DeleteAgentIdentity: unary(async (req, caller) =>
       wired(this.#d.agentIdentities, "DeleteAgentIdentity").remove(req, caller),
@@ -532,7 +535,10 @@ export class AuthService {
       wired(this.#d.spiffe, "IssueWorkloadSVID").issueWorkloadSvid(req, caller),
     ),
 
-    CreateUser: unary(async (req, caller) => this.#adminUsers.create(req, caller)),
+    CreateUser: unary(async (req, caller) => {
+      assertMayAssign(this.#activeChecker(requireUser(caller).username), req.roles ?? []);
+      return this.#adminUsers.create(req, caller);
+    }),
     DeleteUser: unary(async (req, caller) => this.#adminUsers.remove(req, caller)),
     CreatePasswordReset: unary(async (req, caller) => this.#adminUsers.reset(req, caller)),
     ResetPassword: unary(async (req) => this.#adminUsers.resetPassword(req)),
