@@ -177,14 +177,14 @@ describe("lists and audit", () => {
     await callUnary(
       env.client,
       "EmitAuditEvent",
-      { event_type: "session.end", user_name: "", fields_json: '{"emitted_by":"agent:forged"}' },
+      { event_type: "client.note", user_name: "", fields_json: '{"emitted_by":"agent:forged"}' },
       md("bob"),
     );
     const spoof = await statusOf(
       callUnary(
         env.client,
         "EmitAuditEvent",
-        { event_type: "session.end", user_name: "alice", fields_json: "" },
+        { event_type: "client.note", user_name: "alice", fields_json: "" },
         md("bob"),
       ),
     );
@@ -197,7 +197,7 @@ describe("lists and audit", () => {
         md("bob"),
       ),
     );
-    expect(reserved.code).toBe(status.INVALID_ARGUMENT);
+    expect(reserved.code).toBe(status.PERMISSION_DENIED);
 
     const page = await callUnary(
       env.client,
@@ -205,7 +205,7 @@ describe("lists and audit", () => {
       { type: "", user: "bob", start_unix_ms: t0, end_unix_ms: 0, limit: 0, offset: 0 },
       md("alice"),
     );
-    expect(page.items.map((e) => e.event_type)).toEqual(["session.end", "session.start"]);
+    expect(page.items.map((e) => e.event_type)).toEqual(["client.note", "session.start"]);
     expect(page.total_count).toBe(2);
     expect(JSON.parse(page.items[0]?.fields_json ?? "{}").emitted_by).toBe("user:bob");
     expect(JSON.parse(page.items[1]?.fields_json ?? "{}")).toEqual({

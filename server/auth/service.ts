@@ -44,6 +44,7 @@ import type { WebAuthnRelyingParty__Output } from "../../proto/generated/svc/v1/
 import { AdminJoinTokens } from "./admin-join-tokens.ts";
 import { PasswordResets } from "./admin-password-reset.ts";
 import { AdminUsers } from "./admin-users.ts";
+import { checkEmittable, EMIT_LIMITS, EmitRateLimiter } from "./audit-emit.ts";
 import { RECORDINGS_ADMIN } from "./authz.ts";
 import { type Caller, callerLabel, callerOf } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
@@ -113,8 +114,6 @@ export interface AuthServiceDeps {
 
 export const AUDIT_DEFAULT_LIMIT = 50;
 export const AUDIT_MAX_LIMIT = 500;
-/** Event types only the server writes; EmitAuditEvent refuses them. */
-const SERVER_EVENT_TYPES = new Set(["user.login", "user.locked", "cert.create", "user.logout"]);
 const CERT_BACKDATE_MS = 60_000;
 const MAX_FIELDS_JSON = 16 * 1024;
 
@@ -200,6 +199,7 @@ export class AuthService {
   readonly #adminTokens: AdminJoinTokens;
   readonly #operatorHooks: OperatorHooks;
   readonly #unsubscribe: () => void;
+  readonly #emitLimiter = new EmitRateLimiter();
   /** AccessChecker per User object, valid while the same Role objects resolve (see checkerFor). */
   readonly #checkers = new WeakMap<User, { roles: (Role | undefined)[]; checker: AccessChecker }>();
 
@@ -666,21 +666,9 @@ export class AuthService {
     }),
 
     EmitAuditEvent: unary(async (req, caller) => {
-      if (!/^[a-z][a-z0-9_.-]{0,63}$/.test(req.event_type))
-        throw new BadParameterError("event_type is malformed");
-      if (SERVER_EVENT_TYPES.has(req.event_type) || req.event_type.startsWith("auth.")) {
-        throw new BadParameterError(`event_type ${req.event_type} is written by auth only`);
-      }
-      let userName: string;
-      if (caller.kind === "user") {
-        if (req.user_name !== "" && req.user_name !== caller.username) {
-          throw new AccessDeniedError("users emit events about themselves only");
-        }
-        userName = caller.username;
-      } else {
-        if (req.user_name.length > 253) throw new BadParameterError("user_name is too long");
-        userName = req.user_name;
-      }
+      const userName = checkEmittable(caller, req.event_type, req.user_name);
+      if (caller.kind === "agent" || caller.kind === "user")
+        this.#emitLimiter.take(callerLabel(caller), EMIT_LIMITS[caller.kind]);
       const fields = { ...parseFields(req.fields_json), emitted_by: callerLabel(caller) };
       const event = await this.#audit({
         event_type: req.event_type,

@@ -1,0 +1,131 @@
+// EmitAuditEvent cannot forge what auth writes: each caller kind adds only its own events, about
+// subjects it can vouch for, at a bounded rate. Through the real auth server with a node agent's,
+// the proxy's and users' real credentials.
+import { status } from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { AuthServiceClient } from "../proto/generated/svc/v1/AuthService.ts";
+import { EmitRateLimiter } from "../server/auth/audit-emit.ts";
+import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { type AuthTestEnv, clientCert, PASSWORD, startAuthEnv, statusOf } from "./auth-fixture.ts";
+
+let env: AuthTestEnv;
+let node: AuthServiceClient;
+let proxy: AuthServiceClient;
+const sessions = new Map<string, string>();
+
+async function user(name: string) {
+  let s = sessions.get(name);
+  if (!s) {
+    const r = await callUnary(env.client, "AuthenticateLocal", { username: name, password: PASSWORD });
+    s = r.session?.session_id ?? "";
+    sessions.set(name, s);
+  }
+  return userMetadata(s);
+}
+
+const emit = (client: AuthServiceClient, md: ReturnType<typeof userMetadata>, type: string, userName = "") =>
+  statusOf(
+    callUnary(client, "EmitAuditEvent", { event_type: type, user_name: userName, fields_json: "{}" }, md),
+  );
+
+// Everything auth writes itself (grep appendAudit/#audit in server/auth).
+const SERVER_ONLY = [
+  "user.login",
+  "user.logout",
+  "user.locked",
+  "user.create",
+  "user.delete",
+  "user.password_reset",
+  "cert.create",
+  "node.join",
+  "node.delete",
+  "bot.create",
+  "bot.bootstrap",
+  "bot.renew",
+  "bot.locked",
+  "join_token.create",
+  "join_token.delete",
+  "mfa.device.add",
+  "spiffe.auth",
+  "auth.anything",
+];
+
+beforeAll(async () => {
+  env = await startAuthEnv();
+  node = await env.agentClient("node-1");
+  const c = await clientCert(env.pki.hostCa, { service: "proxy", name: "p1" });
+  proxy = createAuthClient({ address: env.auth.address, caPems: [env.pki.hostCa.certPem], ...c });
+  env.clients.push(proxy);
+}, 120_000);
+
+afterAll(async () => {
+  await env?.close();
+});
+
+describe("EmitAuditEvent", () => {
+  it("a node agent emits its SSH events about the user it authenticated, nothing auth writes", async () => {
+    for (const type of ["ssh.auth", "ssh.auth.refused", "session.start", "session.end"]) {
+      expect((await emit(node, agentMetadata("node-1"), type, "bob")).code, type).toBe(status.OK);
+    }
+    for (const type of [...SERVER_ONLY, "proxy.terminal", "client.note"]) {
+      const r = await emit(node, agentMetadata("node-1"), type, "alice");
+      expect(r.code, type).toBe(status.PERMISSION_DENIED);
+    }
+  });
+
+  it("a service emits only its own namespace", async () => {
+    expect((await emit(proxy, agentMetadata("proxy:p1"), "proxy.terminal.start", "bob")).code).toBe(
+      status.OK,
+    );
+    for (const type of ["session.start", "user.login", "node.join"]) {
+      expect((await emit(proxy, agentMetadata("proxy:p1"), type, "bob")).code, type).toBe(
+        status.PERMISSION_DENIED,
+      );
+    }
+  });
+
+  it("a user emits client.* about themselves only", async () => {
+    expect((await emit(env.client, await user("bob"), "client.ssh.exec")).code).toBe(status.OK);
+    expect((await emit(env.client, await user("bob"), "client.ssh.exec", "alice")).code).toBe(
+      status.PERMISSION_DENIED,
+    );
+    for (const type of [...SERVER_ONLY, "session.start", "ssh.auth"]) {
+      expect((await emit(env.client, await user("bob"), type)).code, type).toBe(status.PERMISSION_DENIED);
+    }
+    // Nothing forged reached the log.
+    const page = await callUnary(
+      env.client,
+      "SearchAuditEvents",
+      { type: "node.join", user: "", start_unix_ms: 0, end_unix_ms: 0, limit: 0, offset: 0 },
+      await user("alice"),
+    );
+    expect(page.total_count).toBe(0);
+  });
+
+  it("is rate limited per caller: past the burst RESOURCE_EXHAUSTED, other callers unaffected", async () => {
+    const md = await user("carl");
+    const results = [];
+    for (let i = 0; i < 40; i++) results.push((await emit(env.client, md, "client.flood")).code);
+    expect(results.filter((c) => c === status.OK).length).toBeGreaterThanOrEqual(20);
+    expect(results.filter((c) => c === status.OK).length).toBeLessThan(40);
+    expect(results.at(-1)).toBe(status.RESOURCE_EXHAUSTED);
+    expect((await emit(env.client, await user("eve"), "client.note")).code).toBe(status.OK);
+  });
+});
+
+describe("EmitRateLimiter", () => {
+  it("refills continuously up to the burst", () => {
+    let now = 0;
+    const limiter = new EmitRateLimiter(() => now);
+    const limit = { perSecond: 2, burst: 3 };
+    for (let i = 0; i < 3; i++) limiter.take("k", limit);
+    expect(() => limiter.take("k", limit)).toThrow(/too many audit events/);
+    now += 500; // one token back
+    limiter.take("k", limit);
+    expect(() => limiter.take("k", limit)).toThrow();
+    now += 60_000; // long quiet: back to the burst, not more
+    for (let i = 0; i < 3; i++) limiter.take("k", limit);
+    expect(() => limiter.take("k", limit)).toThrow();
+    limiter.take("other", limit);
+  });
+});
