@@ -95,7 +95,7 @@ export class RecordingWriter {
     const rest = all.subarray(n);
     this.#buffer = rest.length > 0 ? [rest] : [];
     this.#buffered = rest.length;
-    const key = `${DATA_PREFIX}${this.#meta.id}/${String(this.#seq++).padStart(8, "0")}`;
+    const key = chunkKey(this.#meta.id, this.#seq++);
     await this.#backend.put(key, { b64: out.toString("base64") });
   }
 
@@ -132,9 +132,20 @@ export async function getRecordingMeta(backend: Backend, id: string): Promise<Re
   return (await backend.get(META_PREFIX + id)).value as unknown as RecordingMeta;
 }
 
-export async function* readRecording(backend: Backend, id: string): AsyncGenerator<Buffer> {
-  // Bounded by MAX_RECORDING_BYTES; the backend interface has no "start after" paging.
-  for (const item of await backend.range(`${DATA_PREFIX}${id}/`)) {
+function chunkKey(id: string, seq: number): string {
+  return `${DATA_PREFIX}${id}/${String(seq).padStart(8, "0")}`;
+}
+
+/**
+ * The recording's bytes, one 64 KiB chunk per backend read, read only when the consumer asks for
+ * the next one: GetRecording writes each with back-pressure, so a slow client holds one chunk in
+ * auth's memory, not the recording. Every chunk but the last is exactly CHUNK_BYTES (the writer
+ * flushes at that size), so the chunk count follows from the size in the metadata.
+ */
+export async function* readRecording(backend: Backend, meta: RecordingMeta): AsyncGenerator<Buffer> {
+  const chunks = Math.ceil(meta.size_bytes / CHUNK_BYTES);
+  for (let seq = 0; seq < chunks; seq++) {
+    const item = await backend.get(chunkKey(meta.id, seq));
     yield Buffer.from(String((item.value as JsonObject)["b64"]), "base64");
   }
 }

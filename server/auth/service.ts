@@ -854,7 +854,7 @@ export class AuthService {
     // Someone else's recording is "not found" to a non-admin (no existence oracle).
     if (!isAdmin && meta.user_name !== user.username) throw new NotFoundError("recording not found");
     await writeMessage(call, { metadata: meta });
-    for await (const chunk of readRecording(this.#d.backend, meta.id)) {
+    for await (const chunk of readRecording(this.#d.backend, meta)) {
       await writeMessage(call, { chunk });
     }
   }
