@@ -7,6 +7,7 @@
 // decision existed, a certificate listing `root` for env=lab opened root on every node.
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { request as httpsRequest } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -94,6 +95,38 @@ describe("role node rules are enforced by the node on every path", () => {
   const svc = (args: string[], env: NodeJS.ProcessEnv): Promise<RunResult> => run("svc", args, { env });
   const svcctl = (args: string[]): Promise<RunResult> =>
     run("svcctl", ["--auth", `127.0.0.1:${ports.auth}`, ...args], { env: adminEnv });
+
+  /** GET a proxy route with a session, over the proxy's own HTTPS and CA. */
+  async function fetchJson(path: string, sessionId: string): Promise<unknown> {
+    const ca = await readFile(caFile, "utf8");
+    return new Promise((resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: "127.0.0.1",
+          port: ports.proxy,
+          path,
+          ca,
+          servername: "localhost",
+          headers: { authorization: `Bearer ${sessionId}` },
+        },
+        (res) => {
+          let body = "";
+          res.on("data", (d: Buffer) => {
+            body += d.toString();
+          });
+          res.on("end", () => {
+            try {
+              resolve(JSON.parse(body));
+            } catch (err) {
+              reject(err);
+            }
+          });
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+  }
 
   /** Plain OpenSSH, nothing of ours on the client side: key, certificate, @cert-authority known_hosts. */
   async function plainSsh(
@@ -456,9 +489,10 @@ describe("role node rules are enforced by the node on every path", () => {
   );
 
   it(
-    "a bot is limited by its roles' node labels like a user",
+    "a bot is limited by its roles' node labels like a user, and is never credited as the user of its name",
     async () => {
-      const add = await svcctl(["agent-identities", "add", "lab-bot", "--roles", "lab-root", "--json"]);
+      // The bot is called carol, like the user: its sessions must stay its own.
+      const add = await svcctl(["agent-identities", "add", "carol", "--roles", "lab-root", "--json"]);
       expect(add.code, add.stderr).toBe(0);
       const t = json<{ token: string; ca_pin: string }>(add);
       const out = join(dir, "bot-out");
@@ -478,8 +512,34 @@ describe("role node rules are enforced by the node on every path", () => {
       };
       for (const node of NODE_NAMES) {
         const r = await plainSsh(files, node, "root");
-        expectOutcome(r, BOT_ALLOWED.has(`${node}/root`), "root", `lab-bot root@${node}`);
+        expectOutcome(r, BOT_ALLOWED.has(`${node}/root`), "root", `bot carol root@${node}`);
       }
+      // lab-1 (an agent) audited and recorded the bot's session as bot:carol.
+      await waitFor(async () => {
+        const a = await svcctl(["audit", "search", "--type", "session.end", "--user", "bot:carol", "--json"]);
+        return a.code === 0 && json<{ items: unknown[] }>(a).items.length > 0;
+      }, "session.end of bot:carol");
+      const asUser = await svcctl([
+        "audit",
+        "search",
+        "--type",
+        "session.start",
+        "--user",
+        "carol",
+        "--json",
+      ]);
+      // The human carol's events are her own sessions only, none made with the bot's certificate.
+      expect(asUser.code, asUser.stderr).toBe(0);
+      expect(asUser.stdout).toContain("user=carol");
+      expect(asUser.stdout).not.toContain("bot:carol");
+      const recordings = async (user: string) => {
+        const profile = JSON.parse(await readFile(join(dir, `${user}-home`, "profile.json"), "utf8"));
+        const res = await fetchJson(`/v1/webapi/sessions?limit=500`, profile.session_id);
+        return (res as { items: Array<{ user: string }> }).items.map((i) => i.user);
+      };
+      await waitFor(async () => (await recordings("admin")).includes("bot:carol"), "bot recording listed");
+      // The human carol sees her own recordings only, and the bot's is not hers.
+      expect(await recordings("carol")).not.toContain("bot:carol");
     },
     STEP,
   );

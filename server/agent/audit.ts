@@ -4,12 +4,18 @@ import type { EmitAuditEventRequest } from "../../proto/generated/svc/v1/EmitAud
 import type { AgentSshAuditEvent } from "./ssh-server.ts";
 
 /**
- * The user a certificate key id names: "user=<name> session=…" (IssueUserCerts),
- * "user:<name>:session:…" (core/certs/key-ids.ts), "bot:<name>:gen:…"; else the key id itself.
+ * Who a certificate key id names, as audit events and recordings credit it: "user=<name>
+ * session=…" (IssueUserCerts) and "user:<name>:session:…" (core/certs/key-ids.ts) give the user
+ * name; "bot:<name>:gen:…" gives "bot:<name>", never the bare name, so a bot and a user of the
+ * same name stay apart (user names cannot contain ":"); anything else is the key id itself
+ * ("workload:<spiffe id>").
  */
 export function userOfKeyId(keyId: string): string {
-  const m = /^user=(\S+)(?:\s|$)/.exec(keyId) ?? /^user:([^:]+):/.exec(keyId) ?? /^bot:([^:]+):/.exec(keyId);
-  return (m?.[1] ?? keyId).slice(0, 253);
+  const user = /^user=(\S+)(?:\s|$)/.exec(keyId) ?? /^user:([^:]+):/.exec(keyId);
+  if (user?.[1]) return user[1].slice(0, 253);
+  const bot = /^bot:([^:]+):/.exec(keyId);
+  if (bot?.[1]) return `bot:${bot[1]}`.slice(0, 253);
+  return keyId.slice(0, 253);
 }
 
 export function auditRequestOf(

@@ -73,7 +73,7 @@ describe("userOfKeyId", () => {
   it("reads the user from the key id forms auth writes", () => {
     expect(userOfKeyId("user=alice session=0123")).toBe("alice");
     expect(userOfKeyId("user:bob:session:0123")).toBe("bob");
-    expect(userOfKeyId("bot:robot:gen:3")).toBe("robot");
+    expect(userOfKeyId("bot:robot:gen:3")).toBe("bot:robot");
     expect(userOfKeyId("id-from-ssh-keygen")).toBe("id-from-ssh-keygen");
   });
 });
