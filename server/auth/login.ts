@@ -1,8 +1,9 @@
 // Local login: username + password -> session (or "MFA required"). Unknown users and wrong
 // passwords get the same error, and both pay one argon2id verification (a dummy hash for unknown
 // users), so neither status, body nor timing tells them apart. Failed attempts are counted per
-// name (known or not, for the same reason); after `maxFailures` within the window the name is
-// locked for `lockoutMs`, its sessions are revoked and `user.locked` is audited.
+// name (known or not, for the same reason), reserved before the password is checked so parallel
+// guesses cannot slip past the count; after `maxFailures` within the window the name is locked
+// for `lockoutMs`, its sessions are revoked and `user.locked` is audited.
 import type { Backend } from "../../core/backend/backend.ts";
 import type { Clock } from "../../core/clock.ts";
 import {
@@ -12,6 +13,7 @@ import {
   isNotFound,
   LimitExceededError,
   NotAuthenticatedError,
+  UnavailableError,
 } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
 import { getPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from "./passwords.ts";
@@ -97,11 +99,30 @@ export class LocalLogin {
       });
       throw new LimitExceededError("too many failed logins; try again later");
     }
+    // The attempt is counted before the password is checked, atomically: parallel guesses each
+    // take their own number, so the (max+1)th is refused unverified however many run at once.
+    const attempt = await this.#reserveAttempt(username);
+    if (attempt > this.#lockout.maxFailures) {
+      await this.#lock(username, attempt - 1);
+      await backend.appendAudit({
+        event_type: "user.login",
+        user_name: username,
+        success: false,
+        fields: { ...fields, reason: "locked" },
+      });
+      throw new LimitExceededError("too many failed logins; try again later");
+    }
     const allowed = this.#d.loginAllowed(username);
     const phc = allowed ? await getPasswordHash(backend, username) : undefined;
     const matches = await verifyPassword(password, phc ?? (await this.#dummyHash()));
     if (!allowed || phc === undefined || !matches) {
-      await this.#recordFailure(username, fields);
+      await backend.appendAudit({
+        event_type: "user.login",
+        user_name: username,
+        success: false,
+        fields: { ...fields, reason: "invalid credentials" },
+      });
+      if (attempt >= this.#lockout.maxFailures) await this.#lock(username, attempt);
       throw new NotAuthenticatedError(INVALID);
     }
     await backend.delete(FAILURES_PREFIX + username).catch((err: unknown) => {
@@ -145,29 +166,21 @@ export class LocalLogin {
     return { kind: "session", id, session };
   }
 
-  async #recordFailure(username: string, fields: JsonObject): Promise<void> {
-    const { backend, clock } = this.#d;
-    await backend.appendAudit({
-      event_type: "user.login",
-      user_name: username,
-      success: false,
-      fields: { ...fields, reason: "invalid credentials" },
-    });
+  /** Counts one more attempt for the name (compare-and-swap: every replica and caller counts). */
+  async #reserveAttempt(username: string): Promise<number> {
+    const { backend } = this.#d;
     const key = FAILURES_PREFIX + username;
-    let count = 0;
-    // Compare-and-swap so concurrent failures on several replicas all count.
-    for (let attempt = 0; attempt < 20; attempt++) {
+    for (let attempt = 0; attempt < 50; attempt++) {
       try {
         const item = await backend.get(key);
-        count = Number((item.value as JsonObject)["count"]) + 1;
+        const count = Number((item.value as JsonObject)["count"]) + 1;
         await backend.compareAndSwap(key, item.revision, { count }, { expires: item.expires });
-        break;
+        return count;
       } catch (err) {
         if (isNotFound(err)) {
           try {
-            count = 1;
-            await backend.create(key, { count }, { ttlMs: this.#lockout.lockoutMs });
-            break;
+            await backend.create(key, { count: 1 }, { ttlMs: this.#lockout.lockoutMs });
+            return 1;
           } catch (e) {
             if (isAlreadyExists(e)) continue;
             throw e;
@@ -177,15 +190,20 @@ export class LocalLogin {
         throw err;
       }
     }
-    if (count < this.#lockout.maxFailures) return;
+    throw new UnavailableError("too much contention on the login counter; try again");
+  }
+
+  /** Locks the name (once: the replica or caller that creates the lock audits it). */
+  async #lock(username: string, failures: number): Promise<void> {
+    const { backend, clock } = this.#d;
     const until = new Date(clock.now().getTime() + this.#lockout.lockoutMs);
     try {
       await backend.create(LOCK_PREFIX + username, { until: until.toISOString() }, { expires: until });
     } catch (err) {
-      if (isAlreadyExists(err)) return; // another replica locked it first and audited it
+      if (isAlreadyExists(err)) return; // another replica or caller locked it first and audited it
       throw err;
     }
-    await backend.delete(key).catch(() => undefined);
+    await backend.delete(FAILURES_PREFIX + username).catch(() => undefined);
     const revoked = await this.#d.sessions.revokeAll(username);
     await backend.appendAudit({
       event_type: "user.locked",
@@ -193,7 +211,7 @@ export class LocalLogin {
       success: true,
       fields: {
         reason: "too many failed logins",
-        failures: count,
+        failures,
         locked_until: until.toISOString(),
         sessions_revoked: revoked,
       },

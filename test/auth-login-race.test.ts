@@ -1,0 +1,98 @@
+// Parallel wrong passwords cannot outrun the lockout: each attempt takes its number before the
+// password is checked, so with a limit of 5, twenty guesses at once get exactly five password
+// checks and fifteen refusals. Through the real auth server on a real SQLite file (the embedded
+// default's backend), so the compare-and-swap under contention is the real one.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { status } from "@grpc/grpc-js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSqliteBackend } from "../core/backend/sqlite.ts";
+import { systemClock } from "../core/clock.ts";
+import type { AuthServiceClient } from "../proto/generated/svc/v1/AuthService.ts";
+import { callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { type AuthTestEnv, PASSWORD, startAuthEnv, statusOf } from "./auth-fixture.ts";
+
+let env: AuthTestEnv;
+let dir = "";
+const clients: AuthServiceClient[] = [];
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "svc-login-race-"));
+  env = await startAuthEnv({
+    backend: await openSqliteBackend({ path: join(dir, "state.db"), clock: systemClock, sweepIntervalMs: 0 }),
+    lockout: { maxFailures: 5, lockoutMs: 60_000 },
+  });
+  // Separate connections, so the calls really run side by side.
+  for (let i = 0; i < 4; i++)
+    clients.push(createAuthClient({ address: env.auth.address, caPems: [env.pki.hostCa.certPem] }));
+}, 120_000);
+
+afterAll(async () => {
+  for (const c of clients) c.close();
+  await env?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+describe("lockout under parallel guesses", () => {
+  it("checks exactly maxFailures passwords; the rest are refused unverified and the name is locked", async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        statusOf(
+          callUnary(clients[i % clients.length] as AuthServiceClient, "AuthenticateLocal", {
+            username: "carl",
+            password: `wrong-guess-${i}`,
+          }),
+        ),
+      ),
+    );
+    const codes = results.map((r) => r.code);
+    expect(codes.filter((c) => c === status.UNAUTHENTICATED)).toHaveLength(5);
+    expect(codes.filter((c) => c === status.RESOURCE_EXHAUSTED)).toHaveLength(15);
+
+    const admin = await callUnary(env.client, "AuthenticateLocal", { username: "alice", password: PASSWORD });
+    const md = userMetadata(admin.session?.session_id ?? "");
+    const failures = await callUnary(
+      env.client,
+      "SearchAuditEvents",
+      { type: "user.login", user: "carl", start_unix_ms: 0, end_unix_ms: 0, limit: 500, offset: 0 },
+      md,
+    );
+    const reasons = failures.items.map((e) => JSON.parse(e.fields_json).reason);
+    expect(reasons.filter((r) => r === "invalid credentials")).toHaveLength(5);
+    expect(reasons.filter((r) => r === "locked")).toHaveLength(15);
+    const locked = await callUnary(
+      env.client,
+      "SearchAuditEvents",
+      { type: "user.locked", user: "carl", start_unix_ms: 0, end_unix_ms: 0, limit: 500, offset: 0 },
+      md,
+    );
+    expect(locked.total_count).toBe(1);
+    // Locked now: even the right password waits.
+    const right = await statusOf(
+      callUnary(env.client, "AuthenticateLocal", { username: "carl", password: PASSWORD }),
+    );
+    expect(right.code).toBe(status.RESOURCE_EXHAUSTED);
+  });
+
+  it("a right password clears the count its own reservation added", async () => {
+    for (let i = 0; i < 4; i++) {
+      const r = await statusOf(
+        callUnary(env.client, "AuthenticateLocal", { username: "eve", password: "nope" }),
+      );
+      expect(r.code).toBe(status.UNAUTHENTICATED);
+    }
+    const ok = await callUnary(env.client, "AuthenticateLocal", { username: "eve", password: PASSWORD });
+    expect(ok.session?.session_id).toBeTruthy();
+    // Counting starts again: four more wrong ones do not lock.
+    for (let i = 0; i < 4; i++) {
+      const r = await statusOf(
+        callUnary(env.client, "AuthenticateLocal", { username: "eve", password: "nope" }),
+      );
+      expect(r.code).toBe(status.UNAUTHENTICATED);
+    }
+    expect(
+      (await callUnary(env.client, "AuthenticateLocal", { username: "eve", password: PASSWORD })).session,
+    ).toBeTruthy();
+  });
+});
