@@ -195,7 +195,7 @@ describe("session lifetime", () => {
     const left = Date.parse(body.expires_at) - Date.now();
     expect(left).toBeGreaterThan(29 * 60_000);
     expect(left).toBeLessThanOrEqual(30 * 60_000);
-    expect(cookieAttributes(res.setCookies, "svc_session")?.get("max-age")).toBe("1800");
+    expect(cookieAttributes(res.setCookies, "__Host-svc_session")?.get("max-age")).toBe("1800");
     // The access role allows 12 h certificates; this session lives 30 min, and so do they.
     const issued = await short.client.send({
       method: "POST",

@@ -27,7 +27,7 @@ async function login(username: string = USERS.user): Promise<LoggedIn> {
   });
   expect(res.status, res.text).toBe(200);
   const sessionId = (res.json as { session_id: string }).session_id;
-  const csrf = cookieAttributes(res.setCookies, "svc_csrf")?.get("value") ?? "";
+  const csrf = cookieAttributes(res.setCookies, "__Host-svc_csrf")?.get("value") ?? "";
   return { sessionId, csrf, cookie: cookieHeader(res.setCookies), res };
 }
 
@@ -49,15 +49,17 @@ describe("login", () => {
     expect(expiresIn).toBeGreaterThan(11.9 * 3600_000);
     expect(expiresIn).toBeLessThanOrEqual(12 * 3600_000);
 
-    const session = cookieAttributes(res.setCookies, "svc_session");
+    const session = cookieAttributes(res.setCookies, "__Host-svc_session");
     expect(session?.get("value")).toBe(sessionId);
     expect(session?.has("httponly")).toBe(true);
     expect(session?.has("secure")).toBe(true);
     expect(session?.get("samesite")).toBe("Strict");
     expect(session?.get("path")).toBe("/");
+    // __Host- cookies: Secure, Path=/ and no Domain, or browsers drop them.
+    expect(session?.has("domain")).toBe(false);
     expect(session?.get("max-age")).toBe("43200");
 
-    const csrfCookie = cookieAttributes(res.setCookies, "svc_csrf");
+    const csrfCookie = cookieAttributes(res.setCookies, "__Host-svc_csrf");
     expect(csrf.length).toBeGreaterThan(20);
     expect(csrf).not.toBe(sessionId);
     expect(csrfCookie?.has("httponly")).toBe(false);
@@ -168,12 +170,26 @@ describe("session and logout", () => {
       {} as Record<string, string>,
       { authorization: "Bearer AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
       { authorization: "Basic Zm9vOmJhcg==" },
-      { cookie: "svc_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
+      { cookie: "__Host-svc_session=AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA" },
     ]) {
       const res = await fx.client.send({ path: "/v1/webapi/session", headers });
       expect(res.status, JSON.stringify(headers)).toBe(401);
       expect(errorOf(res).code).toBe("not_authenticated");
     }
+  });
+
+  it("reads the session only from the __Host- cookie: an unprefixed one a sibling host could plant is ignored", async () => {
+    const { sessionId } = await login();
+    const planted = await fx.client.send({
+      path: "/v1/webapi/session",
+      headers: { cookie: `svc_session=${sessionId}` },
+    });
+    expect(planted.status).toBe(401);
+    const real = await fx.client.send({
+      path: "/v1/webapi/session",
+      headers: { cookie: `__Host-svc_session=${sessionId}` },
+    });
+    expect(real.status, real.text).toBe(200);
   });
 
   it("logout with Bearer (no CSRF needed) kills the session for both credentials", async () => {
@@ -185,10 +201,10 @@ describe("session and logout", () => {
     });
     expect(out.status, out.text).toBe(200);
     expect(out.json).toEqual({ logged_out: true });
-    const cleared = cookieAttributes(out.setCookies, "svc_session");
+    const cleared = cookieAttributes(out.setCookies, "__Host-svc_session");
     expect(cleared?.get("value")).toBe("");
     expect(cleared?.get("max-age") === "0" || cleared?.has("expires")).toBe(true);
-    expect(cookieAttributes(out.setCookies, "svc_csrf")?.get("value")).toBe("");
+    expect(cookieAttributes(out.setCookies, "__Host-svc_csrf")?.get("value")).toBe("");
 
     for (const headers of bothCredentials(sessionId, cookie)) {
       const res = await fx.client.send({ path: "/v1/webapi/session", headers });

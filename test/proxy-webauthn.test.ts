@@ -47,7 +47,7 @@ describe("enrolment", () => {
       body: { username: USERS.user, password: PASSWORD },
     });
     const cookie = cookieHeader(login.setCookies);
-    const csrf = cookieAttributes(login.setCookies, "svc_csrf")?.get("value") ?? "";
+    const csrf = cookieAttributes(login.setCookies, "__Host-svc_csrf")?.get("value") ?? "";
     const refused = await fx.client.send({
       method: "POST",
       path: "/v1/webapi/mfa/webauthn/register/begin",
@@ -115,7 +115,7 @@ describe("login with WebAuthn enrolled", () => {
     const res = await mfaLogin(fx, authenticator);
     expect(res.status, res.text).toBe(200);
     const sessionId = (res.json as { session_id: string }).session_id;
-    expect(cookieAttributes(res.setCookies, "svc_session")?.get("value")).toBe(sessionId);
+    expect(cookieAttributes(res.setCookies, "__Host-svc_session")?.get("value")).toBe(sessionId);
     const who = await fx.client.send({
       path: "/v1/webapi/session",
       headers: { authorization: `Bearer ${sessionId}` },

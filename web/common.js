@@ -1,9 +1,9 @@
 // Shared by the pages: calls to the web API with the session cookie (and the CSRF token on
 // state-changing requests), and the way back to the login page when the session is gone.
 
-/** The svc_csrf cookie (readable by design: it is derived from, not equal to, the session id). */
+/** The __Host-svc_csrf cookie (readable by design: it is derived from, not equal to, the session id). */
 export function csrfToken() {
-  const m = /(?:^|;\s*)svc_csrf=([^;]+)/.exec(document.cookie);
+  const m = /(?:^|;\s*)__Host-svc_csrf=([^;]+)/.exec(document.cookie);
   return m ? decodeURIComponent(m[1]) : "";
 }
 

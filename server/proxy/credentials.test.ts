@@ -7,13 +7,13 @@ const origin = "https://proxy.example.com:3080";
 
 describe("readCredential", () => {
   it("takes the bearer header over the cookie", () => {
-    expect(readCredential(`Bearer ${id}`, { svc_session: "x".repeat(20) })).toEqual({
+    expect(readCredential(`Bearer ${id}`, { "__Host-svc_session": "x".repeat(20) })).toEqual({
       sessionId: id,
       via: "bearer",
     });
   });
   it("falls back to the cookie", () => {
-    expect(readCredential(undefined, { svc_session: id })).toEqual({ sessionId: id, via: "cookie" });
+    expect(readCredential(undefined, { "__Host-svc_session": id })).toEqual({ sessionId: id, via: "cookie" });
   });
   it("answers undefined without any credential", () => {
     expect(readCredential(undefined, {})).toBeUndefined();

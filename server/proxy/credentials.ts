@@ -2,8 +2,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { NotAuthenticatedError } from "../../core/errors.ts";
 
-export const SESSION_COOKIE = "svc_session";
-export const CSRF_COOKIE = "svc_csrf";
+// The spec's svc_session, with the __Host- prefix: browsers accept such a cookie only Secure,
+// with Path=/ and without Domain, set by this host itself, so a sibling subdomain cannot plant
+// one (session fixation). Unprefixed names are not read at all, or planting them would still work.
+export const SESSION_COOKIE = "__Host-svc_session";
+export const CSRF_COOKIE = "__Host-svc_csrf";
 export const CSRF_HEADER = "x-csrf-token";
 
 export interface Credential {

@@ -19,7 +19,7 @@ export const openApiPlugin = fp(
         components: {
           securitySchemes: {
             bearer: { type: "http", scheme: "bearer", description: "Authorization: Bearer <session_id>" },
-            cookie: { type: "apiKey", in: "cookie", name: "svc_session" },
+            cookie: { type: "apiKey", in: "cookie", name: "__Host-svc_session" },
           },
         },
       },

@@ -32,7 +32,9 @@ const Scope = Type.Union([Type.Literal("full"), Type.Literal("mfa_enrollment")],
 });
 
 const SessionIssued = Type.Object({
-  session_id: Type.String({ description: "the bearer credential; also set as the svc_session cookie" }),
+  session_id: Type.String({
+    description: "the bearer credential; also set as the __Host-svc_session cookie (the spec's svc_session)",
+  }),
   expires_at: Timestamp,
   scope: Scope,
 });
