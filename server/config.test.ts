@@ -18,8 +18,20 @@ describe("config", () => {
     [{ backend: { type: "mysql", path: "x" } }, /backend/],
     [{ extra: true }, /extra|additional/i],
     [{ auth: { ...good.auth, lockout: { max_failures: 0, duration: "1m" } } }, /auth\.lockout\.max_failures/],
+    [{ auth: { ...good.auth, session_ttl: "2m" } }, /auth\.session_ttl: must be between 5m and 30d/],
+    [{ auth: { ...good.auth, session_ttl: "forever" } }, /auth\.session_ttl/],
+    [{ proxy: { ...good.proxy, trusted_proxies: ["10.0.0.0/33"] } }, /proxy\.trusted_proxies/],
+    [{ proxy: { ...good.proxy, trusted_proxies: ["lb.example.com"] } }, /proxy\.trusted_proxies/],
   ])("names the failing field (%#)", (patch, message) => {
     expect(() => checkConfig({ ...structuredClone(good), ...patch })).toThrow(message);
+  });
+
+  it("takes trusted proxies as addresses and CIDRs", () => {
+    const c = checkConfig({
+      ...structuredClone(good),
+      proxy: { ...good.proxy, trusted_proxies: ["10.0.0.0/8", "192.0.2.1", "fd00::/8"] },
+    });
+    expect(c.proxy.trusted_proxies).toEqual(["10.0.0.0/8", "192.0.2.1", "fd00::/8"]);
   });
 
   it("splits host:port including bracketed IPv6", () => {

@@ -1,6 +1,7 @@
 // The daemon configuration file (YAML). One schema gives the type, the defaults and the errors; a
 // bad file names the field and the process exits non-zero before it writes anything.
 import { readFile } from "node:fs/promises";
+import { isIP } from "node:net";
 import { type Static, Type } from "@sinclair/typebox";
 import { Value } from "@sinclair/typebox/value";
 import { parse, stringify } from "yaml";
@@ -73,6 +74,13 @@ export const ConfigSchema = Type.Object(
         auth_server_name: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
         /** `svcd proxy`: folder holding the identity auth issued (the mounted Secret). */
         identity_dir: Type.Optional(Type.String({ minLength: 1 })),
+        /**
+         * Load balancers / ingress controllers (IP addresses or CIDRs) whose X-Forwarded-For the
+         * proxy believes for the client address (rate limits, audit). Empty: the socket's peer.
+         */
+        trusted_proxies: Type.Optional(
+          Type.Array(Type.String({ minLength: 2, maxLength: 64 }), { maxItems: 64 }),
+        ),
       },
       { additionalProperties: false },
     ),
@@ -151,6 +159,20 @@ export function checkConfig(raw: unknown, origin = "config"): Config {
     throw new BadParameterError(`${origin}: field ${field}: ${first.message}`);
   }
   const config = withDefaults as Config;
+  for (const entry of config.proxy.trusted_proxies ?? []) {
+    const [addr = "", bits, extra] = entry.split("/");
+    const family = isIP(addr);
+    const max = family === 6 ? 128 : 32;
+    if (
+      family === 0 ||
+      extra !== undefined ||
+      (bits !== undefined && !(/^\d+$/.test(bits) && Number(bits) <= max))
+    ) {
+      throw new BadParameterError(
+        `${origin}: field proxy.trusted_proxies: ${JSON.stringify(entry)} is not an IP address or CIDR`,
+      );
+    }
+  }
   const ttl = parseDuration(config.auth.session_ttl);
   if (ttl < 5 * 60_000 || ttl > 30 * 86_400_000) {
     throw new BadParameterError(`${origin}: field auth.session_ttl: must be between 5m and 30d`);

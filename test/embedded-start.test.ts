@@ -11,6 +11,7 @@ import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { freePort } from "./harness/ports.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -51,6 +52,7 @@ function https(
   method: string,
   path: string,
   body?: unknown,
+  extraHeaders: Record<string, string> = {},
 ): Promise<{ status: number; json: unknown; headers: Record<string, string | string[] | undefined> }> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? undefined : JSON.stringify(body);
@@ -62,7 +64,10 @@ function https(
         path,
         ca,
         servername: "localhost",
-        headers: payload ? { "content-type": "application/json", origin: "https://localhost:3080" } : {},
+        headers: {
+          ...(payload ? { "content-type": "application/json", origin: "https://localhost:3080" } : {}),
+          ...extraHeaders,
+        },
       },
       (res) => {
         let text = "";
@@ -247,5 +252,72 @@ describe("svcd start (embedded default)", () => {
     expect(login.status).toBe(200);
     again.child.kill("SIGTERM");
     expect(await again.exited).toBe(0);
+  });
+
+  it("honours auth.session_ttl and proxy.trusted_proxies from the config file", async () => {
+    const ca = await readFile(join(dataDir, "host-ca.pem"), "utf8");
+    const configPath = join(dataDir, "svc.yaml");
+    const original = await readFile(configPath, "utf8");
+    /** Restarts with `trusted`; logs in "from" 198.51.100.7; answers the login and its audit event. */
+    const loginVia = async (trusted: string[]) => {
+      const config = parseYaml(original) as { auth: Record<string, unknown>; proxy: Record<string, unknown> };
+      config.auth.session_ttl = "30m";
+      config.proxy.trusted_proxies = trusted;
+      await writeFile(configPath, stringifyYaml(config));
+      const d = spawnSvcd(args, { SVC_DATA_DIR: dataDir });
+      try {
+        await waitFor(() => d.output().includes("svc is running") || d.child.exitCode !== null, "start");
+        expect(d.child.exitCode, d.output()).toBeNull();
+        const login = await https(
+          ports.proxy,
+          ca,
+          "POST",
+          "/v1/webapi/login",
+          { username: "admin", password: PASSWORD },
+          { "x-forwarded-for": "198.51.100.7" },
+        );
+        expect(login.status).toBe(200);
+        const session = login.json as { session_id: string; expires_at: string };
+        const audit = await new Promise<{ items: Array<{ fields: Record<string, unknown> }> }>(
+          (resolve, reject) => {
+            const req = request(
+              {
+                host: "127.0.0.1",
+                port: ports.proxy,
+                path: "/v1/webapi/audit?type=user.login&limit=1",
+                ca,
+                servername: "localhost",
+                headers: { authorization: `Bearer ${session.session_id}` },
+              },
+              (res) => {
+                let text = "";
+                res.on("data", (c: Buffer) => {
+                  text += c.toString();
+                });
+                res.on("end", () => resolve(JSON.parse(text)));
+              },
+            );
+            req.on("error", reject);
+            req.end();
+          },
+        );
+        return { session, clientAddress: audit.items[0]?.fields["client_address"] };
+      } finally {
+        d.child.kill("SIGTERM");
+        await d.exited;
+      }
+    };
+    try {
+      const trusted = await loginVia(["127.0.0.1"]);
+      expect(trusted.clientAddress).toBe("198.51.100.7");
+      const left = Date.parse(trusted.session.expires_at) - Date.now();
+      expect(left).toBeGreaterThan(29 * 60_000);
+      expect(left).toBeLessThanOrEqual(30 * 60_000);
+      // The peer (127.0.0.1) is not listed: its X-Forwarded-For is not believed.
+      const untrusted = await loginVia(["10.9.9.0/24"]);
+      expect(untrusted.clientAddress).toBe("127.0.0.1");
+    } finally {
+      await writeFile(configPath, original);
+    }
   });
 });

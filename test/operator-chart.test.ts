@@ -6,8 +6,9 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parseAllDocuments, stringify } from "yaml";
+import { parse, parseAllDocuments, stringify } from "yaml";
 import type { PolicyRule } from "../operator/rbac.ts";
+import { checkConfig } from "../server/config.ts";
 import { kubectl } from "./harness/kube.ts";
 import { toolPath } from "./harness/tools.ts";
 import { must, NS, type OperatorTestCluster, startOperatorCluster } from "./operator-fixture.ts";
@@ -97,6 +98,29 @@ describe("Helm chart charts/svc", () => {
     ]);
     // The name the proxy mounts is the name auth may update.
     expect(JSON.stringify(named("Deployment", "svc-proxy"))).toContain('"secretName":"svc-proxy-identity"');
+  });
+
+  it("renders a config svcd accepts; proxy.trustedProxies reaches proxy.trusted_proxies", async () => {
+    const configOf = (objects: K8sObject[]) => {
+      const cm = objects.find((o) => o.kind === "ConfigMap" && o.metadata.name === "svc-config") as
+        | (K8sObject & { data: Record<string, string> })
+        | undefined;
+      return checkConfig(parse(cm?.data["svc.yaml"] ?? ""), "chart");
+    };
+    expect(configOf(rendered).proxy.trusted_proxies).toBeUndefined();
+    const text = await helm([
+      "template",
+      "svc",
+      chart,
+      "--namespace",
+      NS,
+      "--set",
+      "proxy.trustedProxies={10.244.0.0/16,192.0.2.10}",
+    ]);
+    const objects = parseAllDocuments(text)
+      .map((d) => d.toJS() as K8sObject | null)
+      .filter((o): o is K8sObject => o !== null);
+    expect(configOf(objects).proxy.trusted_proxies).toEqual(["10.244.0.0/16", "192.0.2.10"]);
   });
 
   it("takes auth's PostgreSQL URL from a Secret and gives the proxy none", () => {

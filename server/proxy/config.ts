@@ -69,7 +69,7 @@ export function relyingParty(config: Pick<ProxyConfig, "publicUrl" | "clusterNam
 export function proxyConfigFrom(
   file: {
     cluster_name: string;
-    proxy: { listen_addr: string; public_addr: string; oidc_issuer_url: string };
+    proxy: { listen_addr: string; public_addr: string; oidc_issuer_url: string; trusted_proxies?: string[] };
     client_tools: { min_version: string; recommended_version: string };
   },
   serverVersion: string,
@@ -90,5 +90,6 @@ export function proxyConfigFrom(
       recommended: file.client_tools.recommended_version,
     },
     oidcIssuerUrl: file.proxy.oidc_issuer_url,
+    trustedProxies: [...(file.proxy.trusted_proxies ?? [])],
   };
 }

@@ -72,6 +72,10 @@ proxy:
   diagnostics_addr: "0.0.0.0:{{ .Values.proxy.diagnosticsPort }}"
   auth_addr: "{{ include "svc.fullname" . }}-auth.{{ .Release.Namespace }}.svc:{{ .Values.auth.port }}"
   identity_dir: /var/run/svc/identity
+  {{- with .Values.proxy.trustedProxies }}
+  trusted_proxies:
+    {{- toYaml . | nindent 4 }}
+  {{- end }}
 client_tools:
   min_version: {{ .Values.clientTools.minVersion | quote }}
   recommended_version: {{ .Values.clientTools.recommendedVersion | quote }}
