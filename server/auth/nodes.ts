@@ -81,18 +81,30 @@ export class NodeStore {
   async list(): Promise<NodeRecord[]> {
     const now = this.#clock.now().getTime();
     const items = await this.#backend.range(NODE_PREFIX);
-    return items.map((item) => {
-      const v = item.value as JsonObject;
-      const last = new Date(String(v["last"]));
-      return {
-        id: String(v["id"]),
-        hostname: String(v["hostname"]),
-        addresses: (v["addresses"] as string[]) ?? [],
-        labels: (v["labels"] as Record<string, string>) ?? {},
-        version: String(v["version"] ?? ""),
-        lastHeartbeat: last,
-        online: now - last.getTime() < 3 * this.#intervalSeconds * 1000,
-      };
-    });
+    return items.map((item) => this.#record(item.value as JsonObject, now));
+  }
+
+  /** One node's record by ID (one backend read; the node-side login decision uses it). */
+  async get(agentId: string): Promise<NodeRecord | undefined> {
+    try {
+      const item = await this.#backend.get(NODE_PREFIX + encodeURIComponent(agentId));
+      return this.#record(item.value as JsonObject, this.#clock.now().getTime());
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+
+  #record(v: JsonObject, now: number): NodeRecord {
+    const last = new Date(String(v["last"]));
+    return {
+      id: String(v["id"]),
+      hostname: String(v["hostname"]),
+      addresses: (v["addresses"] as string[]) ?? [],
+      labels: (v["labels"] as Record<string, string>) ?? {},
+      version: String(v["version"] ?? ""),
+      lastHeartbeat: last,
+      online: now - last.getTime() < 3 * this.#intervalSeconds * 1000,
+    };
   }
 }

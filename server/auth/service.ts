@@ -338,7 +338,7 @@ export class AuthService {
             return { roles: identity.roles };
         }
       },
-      nodeLabels: async (agentId) => (await this.nodes.list()).find((n) => n.id === agentId)?.labels,
+      nodeLabels: async (agentId) => (await this.nodes.get(agentId))?.labels,
     };
   }
 
