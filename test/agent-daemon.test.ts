@@ -143,10 +143,7 @@ describe("agent daemon", () => {
   it("serves the OpenSSH client with an IssueUserCerts certificate, trusted through @cert-authority", async () => {
     const { keyPath } = await userCertFiles("alice-openssh");
     const knownHosts = join(dir, "known_hosts");
-    await writeFile(
-      knownHosts,
-      `@cert-authority agent-one ${env.cas.sshHostCaPublicKey}\n`,
-    );
+    await writeFile(knownHosts, `@cert-authority agent-one ${env.cas.sshHostCaPublicKey}\n`);
     const r = await ssh(keyPath, knownHosts, info.ssh.port, "echo hello-from-agent; id -un");
     expect(r.stdout).toBe("hello-from-agent\nroot\n");
     expect(r.code).toBe(0);
@@ -275,10 +272,7 @@ describe("agent daemon", () => {
     expect(listed.nodes.find((n) => n.id === info.agentId)?.labels).toEqual({ env: "test", team: "core" });
     const { keyPath } = await userCertFiles("alice-restart");
     const knownHosts = join(dir, "known_hosts_restart");
-    await writeFile(
-      knownHosts,
-      `@cert-authority agent-one ${env.cas.sshHostCaPublicKey}\n`,
-    );
+    await writeFile(knownHosts, `@cert-authority agent-one ${env.cas.sshHostCaPublicKey}\n`);
     const r = await ssh(keyPath, knownHosts, again.ssh.port, "echo back");
     expect(r.stdout).toBe("back\n");
   });

@@ -96,6 +96,42 @@ describe("role node rules are enforced by the node on every path", () => {
   const svcctl = (args: string[]): Promise<RunResult> =>
     run("svcctl", ["--auth", `127.0.0.1:${ports.auth}`, ...args], { env: adminEnv });
 
+  /**
+   * `svcd agentless` as docs/agent.md has an operator type it: a node token for env=`env` from
+   * `svcctl tokens add`, a fresh sshd host key, the registration. Answers the run and the files.
+   */
+  async function registerAgentless(o: {
+    token: string;
+    hostname: string;
+    env: string;
+    port: number;
+  }): Promise<{ reg: RunResult; hostKey: string; out: string }> {
+    const add = await svcctl(["tokens", "add", "--name", o.token, "--labels", `env=${o.env}`, "--json"]);
+    expect(add.code, add.stderr).toBe(0);
+    const t = json<{ token: string; ca_pin: string }>(add);
+    const hostKey = join(dir, `${o.token}_host_ed25519_key`);
+    await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", o.hostname, "-f", hostKey]);
+    const out = join(dir, `${o.token}-svc`);
+    const reg = await run("svcd", [
+      "agentless",
+      "--auth",
+      `127.0.0.1:${ports.auth}`,
+      "--ca-pin",
+      t.ca_pin,
+      "--token",
+      t.token,
+      "--hostname",
+      o.hostname,
+      "--address",
+      `127.0.0.1:${o.port}`,
+      "--host-key",
+      `${hostKey}.pub`,
+      "--out",
+      out,
+    ]);
+    return { reg, hostKey, out };
+  }
+
   /** GET a proxy route with a session, over the proxy's own HTTPS and CA. */
   async function fetchJson(path: string, sessionId: string): Promise<unknown> {
     const ca = await readFile(caFile, "utf8");
@@ -310,31 +346,9 @@ describe("role node rules are enforced by the node on every path", () => {
       ["lab-db", "lab"],
       ["prod-db", "prod"],
     ] as const) {
-      const add = await svcctl(["tokens", "add", "--name", name, "--labels", `env=${env}`, "--json"]);
-      expect(add.code, add.stderr).toBe(0);
-      const t = json<{ token: string; ca_pin: string }>(add);
-      const hostKey = join(dir, `${name}_host_ed25519_key`);
-      await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", name, "-f", hostKey]);
       const port = await freePort();
       nodePorts.set(name, port);
-      const out = join(dir, `${name}-svc`);
-      const reg = await run("svcd", [
-        "agentless",
-        "--auth",
-        `127.0.0.1:${ports.auth}`,
-        "--ca-pin",
-        t.ca_pin,
-        "--token",
-        t.token,
-        "--hostname",
-        name,
-        "--address",
-        `127.0.0.1:${port}`,
-        "--host-key",
-        `${hostKey}.pub`,
-        "--out",
-        out,
-      ]);
+      const { reg, hostKey, out } = await registerAgentless({ token: name, hostname: name, env, port });
       expect(reg.code, reg.stderr).toBe(0);
       expect(reg.stdout).toMatch(/AuthorizedPrincipalsCommand \/bin\/echo %u@[0-9a-f-]{36}/);
       const lines = (await readFile(join(out, "sshd_config.svc"), "utf8")).split("\n").filter(Boolean);
@@ -547,27 +561,12 @@ describe("role node rules are enforced by the node on every path", () => {
   it(
     "a hostname names one node: a second join under it is refused, whatever the case",
     async () => {
-      const add = await svcctl(["tokens", "add", "--name", "dup-lab", "--labels", "env=lab", "--json"]);
-      const t = json<{ token: string; ca_pin: string }>(add);
-      const hostKey = join(dir, "dup_host_ed25519_key");
-      await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", hostKey]);
-      const reg = await run("svcd", [
-        "agentless",
-        "--auth",
-        `127.0.0.1:${ports.auth}`,
-        "--ca-pin",
-        t.ca_pin,
-        "--token",
-        t.token,
-        "--hostname",
-        "LAB-1",
-        "--address",
-        `127.0.0.1:${nodePorts.get("lab-1")}`,
-        "--host-key",
-        `${hostKey}.pub`,
-        "--out",
-        join(dir, "dup-out"),
-      ]);
+      const { reg } = await registerAgentless({
+        token: "dup-lab",
+        hostname: "LAB-1",
+        env: "lab",
+        port: nodePorts.get("lab-1") ?? 0,
+      });
       expect(reg.code, reg.stdout).not.toBe(0);
       expect(reg.stderr).toMatch(/hostname "LAB-1" is already registered to another node/);
     },
@@ -595,27 +594,12 @@ describe("role node rules are enforced by the node on every path", () => {
       // The name is free: a new node takes it, advertising the old node's address. Clients now
       // reach the old node's server, whose host certificate still names "prod-1" but not the new
       // node's ID: the proxy and svc ssh refuse it.
-      const add = await svcctl(["tokens", "add", "--name", "new-prod-1", "--labels", "env=prod", "--json"]);
-      const t = json<{ token: string; ca_pin: string }>(add);
-      const hostKey = join(dir, "new_prod_host_ed25519_key");
-      await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", hostKey]);
-      const reg = await run("svcd", [
-        "agentless",
-        "--auth",
-        `127.0.0.1:${ports.auth}`,
-        "--ca-pin",
-        t.ca_pin,
-        "--token",
-        t.token,
-        "--hostname",
-        "prod-1",
-        "--address",
-        `127.0.0.1:${nodePorts.get("prod-1")}`,
-        "--host-key",
-        `${hostKey}.pub`,
-        "--out",
-        join(dir, "new-prod-1"),
-      ]);
+      const { reg } = await registerAgentless({
+        token: "new-prod-1",
+        hostname: "prod-1",
+        env: "prod",
+        port: nodePorts.get("prod-1") ?? 0,
+      });
       expect(reg.code, reg.stderr).toBe(0);
       const viaCli = await svc(["ssh", "nobody@prod-1", "true"], userEnv("carol"));
       expect(viaCli.code, viaCli.stderr).not.toBe(0);

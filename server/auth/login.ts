@@ -90,38 +90,23 @@ export class LocalLogin {
     }
     const { backend } = this.#d;
     const fields = { client_address: clientAddress.slice(0, 128), method: "local" };
-    if (await this.lockedUntil(username)) {
-      await backend.appendAudit({
-        event_type: "user.login",
-        user_name: username,
-        success: false,
-        fields: { ...fields, reason: "locked" },
-      });
+    const refuseLocked = async (): Promise<never> => {
+      await this.#auditFailure(username, fields, "locked");
       throw new LimitExceededError("too many failed logins; try again later");
-    }
+    };
+    if (await this.lockedUntil(username)) await refuseLocked();
     // The attempt is counted before the password is checked, atomically: parallel guesses each
     // take their own number, so the (max+1)th is refused unverified however many run at once.
     const attempt = await this.#reserveAttempt(username);
     if (attempt > this.#lockout.maxFailures) {
       await this.#lock(username, attempt - 1);
-      await backend.appendAudit({
-        event_type: "user.login",
-        user_name: username,
-        success: false,
-        fields: { ...fields, reason: "locked" },
-      });
-      throw new LimitExceededError("too many failed logins; try again later");
+      await refuseLocked();
     }
     const allowed = this.#d.loginAllowed(username);
     const phc = allowed ? await getPasswordHash(backend, username) : undefined;
     const matches = await verifyPassword(password, phc ?? (await this.#dummyHash()));
     if (!allowed || phc === undefined || !matches) {
-      await backend.appendAudit({
-        event_type: "user.login",
-        user_name: username,
-        success: false,
-        fields: { ...fields, reason: "invalid credentials" },
-      });
+      await this.#auditFailure(username, fields, "invalid credentials");
       if (attempt >= this.#lockout.maxFailures) await this.#lock(username, attempt);
       throw new NotAuthenticatedError(INVALID);
     }
@@ -164,6 +149,15 @@ export class LocalLogin {
       fields,
     });
     return { kind: "session", id, session };
+  }
+
+  async #auditFailure(username: string, fields: JsonObject, reason: string): Promise<void> {
+    await this.#d.backend.appendAudit({
+      event_type: "user.login",
+      user_name: username,
+      success: false,
+      fields: { ...fields, reason },
+    });
   }
 
   /** Counts one more attempt for the name (compare-and-swap: every replica and caller counts). */

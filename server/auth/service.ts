@@ -14,7 +14,7 @@ import type {
 } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Backend, AuditEvent as CoreAuditEvent } from "../../core/backend/backend.ts";
-import type { SshCertExtension, SshCertificate, SshCertificateRequest } from "../../core/certs/ssh-cert.ts";
+import type { SshCertificate, SshCertificateRequest } from "../../core/certs/ssh-cert.ts";
 import { parseSshPublicKey, sshFingerprint } from "../../core/certs/ssh-keys.ts";
 import type { Clock } from "../../core/clock.ts";
 import {
