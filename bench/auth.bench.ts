@@ -20,6 +20,9 @@ import { ARGON2_PARAMS, hashPassword, verifyPassword } from "../server/auth/pass
 import { PASSWORD, startAuthEnv } from "../test/auth-fixture.ts";
 import { type BenchReport, percentile } from "./report.ts";
 
+/** Users of the fixture that have the password (test/auth-fixture.ts). */
+const LOGIN_USERS = ["alice", "bob", "eve", "carl"];
+
 interface LoadJob {
   mode: "certs" | "logins" | "empty";
   address: string;
@@ -55,8 +58,10 @@ async function runLoad(job: LoadJob, afterWarmUp: () => Promise<void>): Promise<
       } else if (job.mode === "empty") {
         await callUnary(client, "GetClusterInfo", {});
       } else {
+        // Several users, as a login burst has: one name allows at most lockout.max_failures
+        // attempts in flight at once (server/auth/login.ts), a limit this load would otherwise hit.
         await callUnary(client, "AuthenticateLocal", {
-          username: "bob",
+          username: LOGIN_USERS[i % LOGIN_USERS.length] ?? "bob",
           password: PASSWORD,
           client_address: "",
         });

@@ -140,6 +140,26 @@ describe("agentless sshd node", () => {
     expect(stdout).toBe("agentless-ok\n");
   });
 
+  it("gets <login>@<node id> principals; the probe restores the index of nodes registered before it", async () => {
+    const principals = async () =>
+      (
+        await callUnary(
+          env.client,
+          "IssueUserCerts",
+          { ssh_public_key: generateSshKeyPair("ed25519").publicLine, ttl_seconds: 600, node: "" },
+          userMetadata(admin),
+        )
+      ).principals;
+    expect(await principals()).toContain(`alice@${nodeId}`);
+    // As a registration from before the index: the node gets no such principals...
+    await env.backend.deleteRange("agentless-nodes/");
+    await new Promise((r) => setTimeout(r, 2100)); // past the per-process reuse of the list
+    expect(await principals()).not.toContain(`alice@${nodeId}`);
+    // ...until the probe's next round writes the index again.
+    await probe().probeOnce();
+    expect(await principals()).toContain(`alice@${nodeId}`);
+  });
+
   it("is online while the probe sees its certified key, and not for an impostor key", async () => {
     // An impostor registration: the same address, but a key the sshd does not hold.
     const impostor = await callUnary(env.client, "RegisterAgent", {

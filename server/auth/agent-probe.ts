@@ -12,6 +12,7 @@ import { verifySshCertificate } from "../../core/certs/ssh-cert.ts";
 import { parseSshPublicKey, sshPublicKeyBlob } from "../../core/certs/ssh-keys.ts";
 import type { Clock } from "../../core/clock.ts";
 import { HOST_CERT_ALGORITHMS } from "../../core/sshclient/ssh2-patch-types.ts";
+import { indexAgentless } from "./agentless-index.ts";
 import { type AgentRegistration, hostOfAddress, listAgentRegistrations } from "./join-agent.ts";
 import { HEARTBEAT_INTERVAL_SECONDS, NodeStore } from "./nodes.ts";
 
@@ -97,6 +98,7 @@ export class AgentlessProbe {
     const d = this.#d;
     const caKeys = await d.hostCaKeys();
     const regs = (await listAgentRegistrations(d.backend)).filter((r) => r.agentless);
+    for (const r of regs) await indexAgentless(d.backend, r.id);
     // A bounded number of dials at a time, however many nodes there are.
     const results: Array<{ id: string; online: boolean }> = [];
     let next = 0;

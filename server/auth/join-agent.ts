@@ -33,6 +33,7 @@ import type { ResourceSource } from "../../core/sources/source.ts";
 import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
 import type { RegisterAgentRequest__Output } from "../../proto/generated/svc/v1/RegisterAgentRequest.ts";
 import type { RegisterAgentResponse } from "../../proto/generated/svc/v1/RegisterAgentResponse.ts";
+import { indexAgentless, unindexAgentless } from "./agentless-index.ts";
 import { checkHeartbeat, NodeStore } from "./nodes.ts";
 
 /** What AuthService needs from the join (server/auth/service.ts calls these two). */
@@ -371,6 +372,7 @@ export class AgentJoin implements AgentJoinHandler {
       joined_at: now.toISOString(),
     };
     await d.backend.create(AGENT_PREFIX + encodeURIComponent(id), reg as unknown as JsonObject);
+    if (input.agentless) await indexAgentless(d.backend, id);
     // Listed at once; from now on heartbeats (agent) or the reachability probe (agentless) keep it.
     await this.#nodes.heartbeat(id, {
       hostname: input.hostname,
@@ -411,6 +413,7 @@ export class AgentJoin implements AgentJoinHandler {
     if (!reg) throw new NotFoundError(`no node ${JSON.stringify(node)}`);
     // The registration first: from here on every call with this node's certificate is refused.
     await this.#d.backend.delete(AGENT_PREFIX + encodeURIComponent(reg.id));
+    await unindexAgentless(this.#d.backend, reg.id);
     await this.#nodes.remove(reg.id);
     await this.#d.backend.delete(hostnameKey(reg.hostname)).catch((err: unknown) => {
       if (!isNotFound(err)) throw err;

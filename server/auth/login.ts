@@ -33,6 +33,12 @@ const FAILURES_PREFIX = "login-failures/";
 const LOCK_PREFIX = "login-locks/";
 const INVALID = "invalid username or password";
 
+/** Per name: failed attempts in the window, and attempts whose password is being checked now. */
+interface Attempts {
+  failures: number;
+  pending: number;
+}
+
 export type LoginResult =
   | { kind: "session"; id: string; session: WebSession }
   | { kind: "mfa"; username: string; mfaToken: string };
@@ -95,24 +101,39 @@ export class LocalLogin {
       throw new LimitExceededError("too many failed logins; try again later");
     };
     if (await this.lockedUntil(username)) await refuseLocked();
-    // The attempt is counted before the password is checked, atomically: parallel guesses each
-    // take their own number, so the (max+1)th is refused unverified however many run at once.
-    const attempt = await this.#reserveAttempt(username);
-    if (attempt > this.#lockout.maxFailures) {
-      await this.#lock(username, attempt - 1);
-      await refuseLocked();
+    // The attempt takes a slot before the password is checked, atomically: failures so far plus
+    // attempts still being checked may not exceed the limit, so parallel guesses cannot all pass
+    // the lock check before any failure counts. An attempt refused this way is not a failure and
+    // locks nothing (a user's own parallel logins only wait), see docs/auth.md.
+    if (
+      !(await this.#updateAttempts(username, (a) =>
+        a.failures + a.pending < this.#lockout.maxFailures ? { ...a, pending: a.pending + 1 } : undefined,
+      ))
+    ) {
+      await this.#auditFailure(username, fields, "too many attempts");
+      throw new LimitExceededError("too many login attempts for this user at once; try again later");
     }
     const allowed = this.#d.loginAllowed(username);
-    const phc = allowed ? await getPasswordHash(backend, username) : undefined;
-    const matches = await verifyPassword(password, phc ?? (await this.#dummyHash()));
+    let matches = false;
+    let phc: string | undefined;
+    try {
+      phc = allowed ? await getPasswordHash(backend, username) : undefined;
+      matches = await verifyPassword(password, phc ?? (await this.#dummyHash()));
+    } catch (err) {
+      await this.#updateAttempts(username, (a) => ({ ...a, pending: Math.max(0, a.pending - 1) }));
+      throw err;
+    }
     if (!allowed || phc === undefined || !matches) {
+      const after = await this.#updateAttempts(username, (a) => ({
+        failures: a.failures + 1,
+        pending: Math.max(0, a.pending - 1),
+      }));
       await this.#auditFailure(username, fields, "invalid credentials");
-      if (attempt >= this.#lockout.maxFailures) await this.#lock(username, attempt);
+      if (after && after.failures >= this.#lockout.maxFailures) await this.#lock(username, after.failures);
       throw new NotAuthenticatedError(INVALID);
     }
-    await backend.delete(FAILURES_PREFIX + username).catch((err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    });
+    // A right password clears the failures (its own slot included).
+    await this.#updateAttempts(username, (a) => ({ failures: 0, pending: Math.max(0, a.pending - 1) }));
     if (await this.#d.webauthn.hasDevices(username)) {
       const mfaToken = await this.#d.webauthn.issueMfaToken(username);
       await backend.appendAudit({
@@ -160,27 +181,40 @@ export class LocalLogin {
     });
   }
 
-  /** Counts one more attempt for the name (compare-and-swap: every replica and caller counts). */
-  async #reserveAttempt(username: string): Promise<number> {
+  /**
+   * Changes the name's attempt record (failures in the window, attempts being checked) with
+   * compare-and-swap, so every replica and parallel caller counts. `change` answers the new record,
+   * or undefined to leave it as it is; the answer is the record written (undefined: not written).
+   */
+  async #updateAttempts(
+    username: string,
+    change: (a: Attempts) => Attempts | undefined,
+  ): Promise<Attempts | undefined> {
     const { backend } = this.#d;
     const key = FAILURES_PREFIX + username;
-    for (let attempt = 0; attempt < 50; attempt++) {
+    for (let round = 0; round < 50; round++) {
+      let current: { a: Attempts; revision: number } | undefined;
       try {
         const item = await backend.get(key);
-        const count = Number((item.value as JsonObject)["count"]) + 1;
-        await backend.compareAndSwap(key, item.revision, { count }, { expires: item.expires });
-        return count;
+        const v = item.value as JsonObject;
+        current = {
+          a: { failures: Number(v["failures"] ?? v["count"] ?? 0), pending: Number(v["pending"] ?? 0) },
+          revision: item.revision,
+        };
       } catch (err) {
-        if (isNotFound(err)) {
-          try {
-            await backend.create(key, { count: 1 }, { ttlMs: this.#lockout.lockoutMs });
-            return 1;
-          } catch (e) {
-            if (isAlreadyExists(e)) continue;
-            throw e;
-          }
-        }
-        if (isCompareFailed(err)) continue;
+        if (!isNotFound(err)) throw err;
+      }
+      const next = change(current?.a ?? { failures: 0, pending: 0 });
+      if (!next) return undefined;
+      const value = { failures: next.failures, pending: next.pending };
+      // Each write restarts the window: failures are remembered lockoutMs after the last attempt.
+      const opts = { ttlMs: this.#lockout.lockoutMs };
+      try {
+        if (current) await backend.compareAndSwap(key, current.revision, value, opts);
+        else await backend.create(key, value, opts);
+        return next;
+      } catch (err) {
+        if (isCompareFailed(err) || isAlreadyExists(err) || isNotFound(err)) continue;
         throw err;
       }
     }

@@ -438,7 +438,7 @@ export class AuthService {
       if (req.node.length > 253) throw new BadParameterError("node is too long");
       const principals = certPrincipals(
         checker,
-        await principalNodes(this.#d.backend, this.#d.clock),
+        await principalNodes(this.#d.backend, this.#d.clock, { scoped: req.node !== "" }),
         req.node || undefined,
       );
       if (principals.length === 0) throw new AccessDeniedError("the user's roles grant no logins");

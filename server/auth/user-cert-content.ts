@@ -8,7 +8,7 @@ import type { Clock } from "../../core/clock.ts";
 import { AccessDeniedError, NotFoundError } from "../../core/errors.ts";
 import type { AccessChecker } from "../../core/rbac/access-checker.ts";
 import { type CertIdentity, encodeCertIdentity, nodePrincipal } from "../../core/rbac/cert-identity.ts";
-import { listAgentRegistrations } from "./join-agent.ts";
+import { cachedAgentlessNodes, listAgentlessIds } from "./agentless-index.ts";
 import { NodeStore } from "./nodes.ts";
 
 /** OpenSSH refuses certificates with more principals than this (and so does our signer). */
@@ -30,18 +30,25 @@ export function identityExtension(identity: CertIdentity): Record<string, string
 }
 
 /**
- * Registered nodes with whether they are agentless: node records (heartbeats, the probe) joined
- * with the join registrations, both in the state backend so every auth replica sees the same.
+ * The nodes certPrincipals needs, from the state backend so every auth replica sees the same.
+ * Unscoped (the common case, once per certificate): only the agentless ones, through their small
+ * index, since only they get extra principals (cached briefly: agentless-index.ts). Scoped to a
+ * node: every node, read fresh, to find that one.
  */
-export async function principalNodes(backend: Backend, clock: Clock): Promise<PrincipalNode[]> {
-  const agentless = new Set(
-    (await listAgentRegistrations(backend)).filter((r) => r.agentless).map((r) => r.id),
-  );
-  return (await new NodeStore({ backend, clock }).list()).map((n) => ({
+export async function principalNodes(
+  backend: Backend,
+  clock: Clock,
+  o: { scoped?: boolean } = {},
+): Promise<PrincipalNode[]> {
+  if (!o.scoped) return cachedAgentlessNodes(backend, clock);
+  const store = new NodeStore({ backend, clock });
+  const agentless = await listAgentlessIds(backend);
+  const set = new Set(agentless);
+  return (await store.list()).map((n) => ({
     id: n.id,
     hostname: n.hostname,
     labels: n.labels,
-    agentless: agentless.has(n.id),
+    agentless: set.has(n.id),
   }));
 }
 
