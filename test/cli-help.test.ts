@@ -1,4 +1,4 @@
-// Every command of both CLIs answers --help (exit 0, its own usage line); usage errors exit 2;
+// Every command of the two CLIs and of svcd answers --help (exit 0, its own usage line); usage errors exit 2;
 // commands that need a session say "not logged in" with exit 3. No platform needed.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run } from "./cli-fixture.ts";
 
 const SVC = ["", "ping", "login", "status", "logout", "ls", "certs", "ssh"];
+const SVCD = ["", "start", "auth", "proxy", "agent", "agentless", "bot", "operator"];
 const SVCCTL = [
   "",
   "users",
@@ -19,6 +20,7 @@ const SVCCTL = [
   "tokens ls",
   "tokens rm",
   "nodes ls",
+  "nodes rm",
   "agent-identities add",
   "agent-identities ls",
   "agent-identities rm",
@@ -39,6 +41,7 @@ describe.concurrent("--help on every command", () => {
   for (const [prog, commands] of [
     ["svc", SVC],
     ["svcctl", SVCCTL],
+    ["svcd", SVCD],
   ] as const) {
     for (const c of commands) {
       it(`${prog} ${c} --help`, async () => {
