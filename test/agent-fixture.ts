@@ -52,8 +52,52 @@ export interface AgentAuthEnv {
   close(): Promise<void>;
 }
 
+/**
+ * A backend whose `put` of one chosen key can be held: `hold(key)` resolves `reached` when a put
+ * of that key starts and lets it write only after `release()`. Tests use it to place another call
+ * (DeleteNode) between a check and the write that follows it, the way two replicas could.
+ */
+export function holdablePuts(backend: Backend): {
+  backend: Backend;
+  hold(key: string): { reached: Promise<void>; release(): void };
+} {
+  const held = new Map<string, { reached: () => void; released: Promise<void> }>();
+  const wrapped = new Proxy(backend, {
+    get(target, prop) {
+      const value = Reflect.get(target, prop, target);
+      if (prop === "put") {
+        return async (key: string, ...rest: unknown[]) => {
+          const h = held.get(key);
+          if (h) {
+            held.delete(key);
+            h.reached();
+            await h.released;
+          }
+          return (target.put as (...a: unknown[]) => unknown).call(target, key, ...rest);
+        };
+      }
+      return typeof value === "function" ? value.bind(target) : value;
+    },
+  });
+  return {
+    backend: wrapped,
+    hold(key) {
+      let reached = (): void => {};
+      let release = (): void => {};
+      const r = new Promise<void>((resolve) => {
+        reached = resolve;
+      });
+      const released = new Promise<void>((resolve) => {
+        release = resolve;
+      });
+      held.set(key, { reached, released });
+      return { reached: r, release };
+    },
+  };
+}
+
 export async function startAgentAuthEnv(
-  o: { heartbeatIntervalSeconds?: number; clock?: Clock } = {},
+  o: { heartbeatIntervalSeconds?: number; clock?: Clock; wrapBackend?: (b: Backend) => Backend } = {},
 ): Promise<AgentAuthEnv> {
   const clock = o.clock ?? systemClock;
   const dir = await mkdtemp(join(tmpdir(), "svc-agent-auth-"));
@@ -70,7 +114,9 @@ export async function startAgentAuthEnv(
     ips: ["127.0.0.1"],
     clock,
   });
-  const backend = new SqliteBackend({ path: ":memory:", clock, sweepIntervalMs: 0 });
+  const sqlite = new SqliteBackend({ path: ":memory:", clock, sweepIntervalMs: 0 });
+  // What auth uses (a test may wrap it); `env.backend` is the same object.
+  const backend = o.wrapBackend ? o.wrapBackend(sqlite) : sqlite;
   const source = new MemorySource(testResources());
   for (const name of ["alice", "bob"]) await setPassword(backend, name, PASSWORD);
   const publicKeys = (): PublicKeys => ({

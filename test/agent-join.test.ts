@@ -15,13 +15,16 @@ import { generateEcdsaP256, privateKeyToPem, verifyX509Leaf } from "../core/cert
 import { systemClock } from "../core/clock.ts";
 import type { RegisterAgentRequest } from "../proto/generated/svc/v1/RegisterAgentRequest.ts";
 import { fetchPinnedHostCa } from "../server/agent/ca-pin.ts";
+import { RECORDING_FORMAT } from "../server/agent/recorder.ts";
+import { uploadRecordingFile } from "../server/agent/upload.ts";
 import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
-import { type AgentAuthEnv, startAgentAuthEnv } from "./agent-fixture.ts";
+import { type AgentAuthEnv, holdablePuts, startAgentAuthEnv } from "./agent-fixture.ts";
 import { statusOf } from "./auth-fixture.ts";
 
 const run = promisify(execFile);
 let env: AgentAuthEnv;
 let dir = "";
+let puts: ReturnType<typeof holdablePuts>;
 
 let seq = 0;
 /** A join request with a fresh hostname (names are unique per node) unless `over` names one. */
@@ -55,7 +58,12 @@ async function joinEvents(success: boolean) {
 }
 
 beforeAll(async () => {
-  env = await startAgentAuthEnv();
+  env = await startAgentAuthEnv({
+    wrapBackend: (b) => {
+      puts = holdablePuts(b);
+      return puts.backend;
+    },
+  });
   dir = await mkdtemp(join(tmpdir(), "svc-agent-join-"));
 });
 
@@ -248,6 +256,39 @@ describe("RegisterAgent", () => {
     expect((await callUnary(env.client, "RegisterAgent", joinRequest(token).req)).agent_id).toBeTruthy();
   });
 
+  it("a failed join leaves its hostname free; a join in progress holds it, one that died does not forever", async () => {
+    // A used token: refused after the name was reserved, which must not keep the name.
+    const used = await env.addToken("name-used");
+    await callUnary(env.client, "RegisterAgent", joinRequest(used).req);
+    const refused = await statusOf(
+      callUnary(env.client, "RegisterAgent", joinRequest(used, { hostname: "free-1" }).req),
+    );
+    expect(refused.code).toBe(status.PERMISSION_DENIED);
+    const ok = await callUnary(
+      env.client,
+      "RegisterAgent",
+      joinRequest(await env.addToken("name-free"), { hostname: "free-1" }).req,
+    );
+    expect(ok.agent_id).toBeTruthy();
+    // A reservation without a registration: a join in progress (recent) holds the name...
+    const key = "node-hostnames/half-1";
+    await env.backend.put(key, { agent_id: "in-progress", at: new Date().toISOString() });
+    const token = await env.addToken("name-half");
+    const busy = await statusOf(
+      callUnary(env.client, "RegisterAgent", joinRequest(token, { hostname: "half-1" }).req),
+    );
+    expect(busy.code).toBe(status.ALREADY_EXISTS);
+    // ...but one left by a join that died long ago is taken over.
+    await env.backend.put(key, { agent_id: "died", at: new Date(Date.now() - 3600_000).toISOString() });
+    const taken = await callUnary(
+      env.client,
+      "RegisterAgent",
+      joinRequest(token, { hostname: "half-1" }).req,
+    );
+    expect(taken.agent_id).toBeTruthy();
+    expect((await env.backend.get(key)).value).toMatchObject({ agent_id: taken.agent_id });
+  });
+
   it("DeleteNode: the node's certificate is refused at once, its name is free, and only admins may", async () => {
     const { tls, req } = joinRequest(await env.addToken("to-remove"), { hostname: "gone-1" });
     const res = await callUnary(env.client, "RegisterAgent", req);
@@ -283,6 +324,34 @@ describe("RegisterAgent", () => {
         callUnary(agent, "EmitAuditEvent", { event_type: "ssh.auth", user_name: "x" }, agentMetadata(id)),
       );
       expect(emit.code).toBe(status.UNAUTHENTICATED);
+      // The node-side login decision and recording uploads too: the interceptor refuses every
+      // agent RPC of a removed node, whatever the handler.
+      const login = await statusOf(
+        callUnary(
+          agent,
+          "AuthorizeSshLogin",
+          { ssh_certificate: "", login: "root", remote_address: "" },
+          agentMetadata(id),
+        ),
+      );
+      expect(login).toEqual({ code: status.UNAUTHENTICATED, details: "this node has been removed" });
+      await writeFile(join(dir, "gone.cast"), '{"version":2,"width":80,"height":24}\n');
+      const upload = uploadRecordingFile(
+        agent,
+        agentMetadata(id),
+        {
+          id: "gone-recording",
+          user_name: "alice",
+          login: "root",
+          protocol: "ssh",
+          format: RECORDING_FORMAT,
+          start_unix_ms: Date.now() - 1000,
+          end_unix_ms: Date.now(),
+          truncated: false,
+        },
+        join(dir, "gone.cast"),
+      );
+      await expect(upload).rejects.toThrow("this node has been removed");
       const nodes = await callUnary(env.client, "ListNodes", {}, admin);
       expect(nodes.nodes.some((n) => n.id === id)).toBe(false);
       expect((await statusOf(callUnary(env.client, "DeleteNode", { node: "gone-1" }, admin))).code).toBe(
@@ -299,6 +368,44 @@ describe("RegisterAgent", () => {
         joinRequest(await env.addToken("reuse-name"), { hostname: "gone-1" }).req,
       );
       expect(again.agent_id).not.toBe(id);
+    } finally {
+      agent.close();
+    }
+  });
+
+  it("a heartbeat in flight while the node is removed (by ID) does not bring it back", async () => {
+    const { tls, req } = joinRequest(await env.addToken("removed-mid-beat"), { hostname: "mid-1" });
+    const res = await callUnary(env.client, "RegisterAgent", req);
+    const id = res.agent_id ?? "";
+    const agent = createAuthClient({
+      address: env.address,
+      caPems: res.host_ca_pems ?? [],
+      serverName: env.serverName,
+      certPem: res.tls_certificate_pem ?? "",
+      keyPem: privateKeyToPem(tls.privateKey),
+    });
+    const admin = userMetadata(await env.login("alice"));
+    try {
+      // The heartbeat has passed every check and is about to write the node record when the
+      // admin removes the node (as on another auth replica).
+      const gate = puts.hold(`nodes/${encodeURIComponent(id)}`);
+      const beat = statusOf(
+        callUnary(
+          agent,
+          "Heartbeat",
+          { hostname: "mid-1", addresses: ["127.0.0.1:3022"], labels: {}, version: "t" },
+          agentMetadata(id),
+        ),
+      );
+      await gate.reached;
+      expect(await callUnary(env.client, "DeleteNode", { node: id }, admin)).toEqual({
+        id,
+        hostname: "mid-1",
+      });
+      gate.release();
+      expect(await beat).toEqual({ code: status.UNAUTHENTICATED, details: "this node has been removed" });
+      const nodes = await callUnary(env.client, "ListNodes", {}, admin);
+      expect(nodes.nodes.some((n) => n.id === id)).toBe(false);
     } finally {
       agent.close();
     }

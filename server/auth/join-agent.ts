@@ -23,6 +23,7 @@ import {
   AlreadyExistsError,
   BadParameterError,
   isAlreadyExists,
+  isCompareFailed,
   isNotFound,
   NotAuthenticatedError,
   NotFoundError,
@@ -53,6 +54,11 @@ export interface AgentJoinHandler {
   registration(agentId: string): Promise<AgentRegistration | undefined>;
   /** Removes a node by ID or hostname (DeleteNode); NotFoundError when there is none. */
   remove(node: string): Promise<AgentRegistration>;
+  /**
+   * Called after a node record was written for `agentId` (a heartbeat): when DeleteNode removed
+   * the node meanwhile, takes the record back out and returns true.
+   */
+  forgetIfRemoved(agentId: string): Promise<boolean>;
 }
 
 export interface AgentJoinDeps {
@@ -96,6 +102,8 @@ const REDEMPTION_PREFIX = "join-token-redemptions/";
 const HOSTNAME_PREFIX = "node-hostnames/";
 const hostnameKey = (hostname: string): string =>
   HOSTNAME_PREFIX + encodeURIComponent(hostname.toLowerCase());
+/** A reservation whose node never registered (a join that died half-way) is taken over after this. */
+const STALE_RESERVATION_MS = 5 * 60_000;
 const INVALID_TOKEN = "join token is not valid";
 const TOKEN_NAME = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?$/;
 const MAX_TOKEN_LENGTH = 1024;
@@ -260,6 +268,12 @@ export class AgentJoin implements AgentJoinHandler {
     }
   }
 
+  async forgetIfRemoved(agentId: string): Promise<boolean> {
+    // Services acting as agents ("proxy:<name>") never join and cannot be removed.
+    if (agentId.includes(":")) return false;
+    return forgetRemovedNode(this.#d.backend, this.#nodes, agentId);
+  }
+
   #checkRequest(req: RegisterAgentRequest__Output, peer: string): JoinInput {
     const labels = req.labels ?? {};
     const addresses = resolveAddresses(req.addresses ?? [], peer);
@@ -319,19 +333,36 @@ export class AgentJoin implements AgentJoinHandler {
     const id = randomUUID();
     const now = d.clock.now();
     // A hostname names one node: sessions for it must not land on another node that chose the
-    // same name. Reserved before the token is spent, released if the token turns out used.
+    // same name. Reserved before the token is spent, released if the join fails before the
+    // registration is written (a used token, a signing or storage error).
     await this.#reserveHostname(input.hostname, id, now);
+    try {
+      return await this.#issue(token, input, id, now, opts.redeem);
+    } catch (err) {
+      if (!(await this.registration(id).catch(() => undefined)))
+        await d.backend.delete(hostnameKey(input.hostname)).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async #issue(
+    token: JoinToken,
+    input: JoinInput,
+    id: string,
+    now: Date,
+    redeem: boolean,
+  ): Promise<RegisterAgentResponse> {
+    const d = this.#d;
     // One redemption per token (and per secret: a re-created token with a new secret is fresh).
     const redemptionKey = joinTokenRedemptionKey(token);
     try {
-      if (opts.redeem)
+      if (redeem)
         await d.backend.create(redemptionKey, {
           agent_id: id,
           hostname: input.hostname,
           at: now.toISOString(),
         });
     } catch (err) {
-      await d.backend.delete(hostnameKey(input.hostname)).catch(() => undefined);
       if (isAlreadyExists(err)) throw new AccessDeniedError("join token has already been used");
       throw err;
     }
@@ -380,6 +411,9 @@ export class AgentJoin implements AgentJoinHandler {
       labels,
       version: input.agentless ? "agentless" : "",
     });
+    // Removed (by its ID) before it even got its answer: leave nothing listed.
+    if (await forgetRemovedNode(d.backend, this.#nodes, id))
+      throw new AccessDeniedError("the node was removed while it joined");
     const pub = await d.publicKeys();
     d.logger.info({ agentId: id, hostname: input.hostname, token: token.metadata.name }, "node joined");
     return {
@@ -397,11 +431,24 @@ export class AgentJoin implements AgentJoinHandler {
     const lower = hostname.toLowerCase();
     if ((await listAgentRegistrations(this.#d.backend)).some((r) => r.hostname.toLowerCase() === lower))
       throw new AlreadyExistsError(taken);
+    const key = hostnameKey(hostname);
+    const value = { agent_id: id, at: now.toISOString() };
     try {
-      await this.#d.backend.create(hostnameKey(hostname), { agent_id: id, at: now.toISOString() });
+      await this.#d.backend.create(key, value);
     } catch (err) {
-      if (isAlreadyExists(err)) throw new AlreadyExistsError(taken);
-      throw err;
+      if (!isAlreadyExists(err)) throw err;
+      // Held by a join in progress, or left by one that died before registering its node: only
+      // the latter, once old, is taken over (compare-and-swap: one winner).
+      const held = await this.#d.backend.get(key).catch(() => undefined);
+      const v = held?.value as { agent_id?: string; at?: string } | undefined;
+      const stale =
+        held !== undefined &&
+        now.getTime() - Date.parse(v?.at ?? "") > STALE_RESERVATION_MS &&
+        (await this.registration(String(v?.agent_id ?? ""))) === undefined;
+      if (!stale) throw new AlreadyExistsError(taken);
+      await this.#d.backend.compareAndSwap(key, held.revision, value).catch((casErr: unknown) => {
+        throw isNotFound(casErr) || isCompareFailed(casErr) ? new AlreadyExistsError(taken) : casErr;
+      });
     }
   }
 
@@ -430,6 +477,28 @@ export class AgentJoin implements AgentJoinHandler {
       fields: { emitted_by: "auth", hostname, ...fields },
     });
   }
+}
+
+/**
+ * For whoever just wrote a node's record (a heartbeat, the agentless probe, a join): when the
+ * node has no registration any more, DeleteNode ran meanwhile, so the record (and the agentless
+ * index entry) is taken back out. DeleteNode deletes the registration before the record, so a
+ * write that lands after DeleteNode's own delete of the record is caught here. True when removed.
+ */
+export async function forgetRemovedNode(
+  backend: Backend,
+  nodes: NodeStore,
+  agentId: string,
+): Promise<boolean> {
+  try {
+    await backend.get(AGENT_PREFIX + encodeURIComponent(agentId));
+    return false;
+  } catch (err) {
+    if (!isNotFound(err)) throw err;
+  }
+  await nodes.remove(agentId);
+  await unindexAgentless(backend, agentId);
+  return true;
 }
 
 /** Agent registrations (for the agentless probe and tools). */

@@ -689,6 +689,9 @@ export class AuthService {
         labels,
         version: req.version,
       });
+      // DeleteNode may have run since the checks above: a removed node must not be listed again.
+      if (await this.#d.agentJoin?.forgetIfRemoved(caller.agentId))
+        throw new NotAuthenticatedError("this node has been removed");
       return { interval_seconds: this.nodes.intervalSeconds };
     }),
 
