@@ -15,7 +15,7 @@ import { systemClock } from "../core/clock.ts";
 import { registerAgentlessNode } from "../server/agent/agentless.ts";
 import { AgentlessProbe } from "../server/auth/agent-probe.ts";
 import { callUnary, userMetadata } from "../server/auth/client.ts";
-import { type AgentAuthEnv, silent, startAgentAuthEnv } from "./agent-fixture.ts";
+import { type AgentAuthEnv, holdablePuts, silent, startAgentAuthEnv } from "./agent-fixture.ts";
 import { statusOf } from "./auth-fixture.ts";
 import { type RunningSshd, startSshd } from "./harness/sshd.ts";
 
@@ -43,9 +43,9 @@ async function nodeOf(id: string) {
   return r.nodes.find((n) => n.id === id);
 }
 
-const probe = () =>
+const probe = (backend = env.backend) =>
   new AgentlessProbe({
-    backend: env.backend,
+    backend,
     clock: systemClock,
     logger: silent,
     hostCaKeys: () => [env.cas.sshHostCaPublicKey],
@@ -178,6 +178,55 @@ describe("agentless sshd node", () => {
     expect(results).toContainEqual({ id: impostor.agent_id, online: false });
     expect((await nodeOf(nodeId))?.status).toBe("online");
     expect((await nodeOf(impostor.agent_id ?? ""))?.status).toBe("offline");
+  });
+
+  it("a node removed while the probe checks it stays removed: not listed, no <login>@<id> principals", async () => {
+    // A second sshd registered as its own agentless node.
+    const keyPath = join(dir, "race_host_ed25519_key");
+    await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyPath]);
+    const racePort = await freePort();
+    const reg = await registerAgentlessNode({
+      authAddress: env.address,
+      authServerName: env.serverName,
+      caPin: env.pin,
+      token: await env.addToken("agentless-race"),
+      hostname: "race-db",
+      address: `127.0.0.1:${racePort}`,
+      labels: {},
+      hostPublicKeyFile: `${keyPath}.pub`,
+      outDir: join(dir, "race"),
+    });
+    const raceSshd = await startSshd({
+      hostKey: { privatePath: keyPath, publicLine: await readFile(`${keyPath}.pub`, "utf8") },
+      hostCertificatePath: reg.hostCertificatePath,
+      trustedUserCaKeys: (await readFile(reg.trustedUserCaKeysPath, "utf8")).split("\n").filter(Boolean),
+      extraConfig: [`Port ${racePort}`, ...reg.sshdConfig],
+    });
+    try {
+      expect(await probe().probeOnce()).toContainEqual({ id: reg.nodeId, online: true });
+      // The probe listed the node and is about to write it back into the agentless index when
+      // the admin removes it (as on another auth replica); then it reaches the live sshd.
+      const puts = holdablePuts(env.backend);
+      const gate = puts.hold(`agentless-nodes/${encodeURIComponent(reg.nodeId)}`);
+      const round = probe(puts.backend).probeOnce();
+      await gate.reached;
+      await callUnary(env.client, "DeleteNode", { node: "race-db" }, userMetadata(admin));
+      gate.release();
+      // It reached the live sshd, but reports (and keeps) the node as the removed one it is.
+      expect(await round).toContainEqual({ id: reg.nodeId, online: false });
+      expect(await nodeOf(reg.nodeId)).toBeUndefined();
+      await new Promise((r) => setTimeout(r, 2100)); // past the per-process reuse of the index
+      const cert = await callUnary(
+        env.client,
+        "IssueUserCerts",
+        { ssh_public_key: generateSshKeyPair("ed25519").publicLine, ttl_seconds: 600, node: "" },
+        userMetadata(admin),
+      );
+      expect(cert.principals).not.toContain(`alice@${reg.nodeId}`);
+      expect(cert.principals).toContain(`alice@${nodeId}`);
+    } finally {
+      await raceSshd.stop();
+    }
   });
 
   it("goes offline once the sshd is gone", async () => {

@@ -13,7 +13,12 @@ import { parseSshPublicKey, sshPublicKeyBlob } from "../../core/certs/ssh-keys.t
 import type { Clock } from "../../core/clock.ts";
 import { HOST_CERT_ALGORITHMS } from "../../core/sshclient/ssh2-patch-types.ts";
 import { indexAgentless } from "./agentless-index.ts";
-import { type AgentRegistration, hostOfAddress, listAgentRegistrations } from "./join-agent.ts";
+import {
+  type AgentRegistration,
+  forgetRemovedNode,
+  hostOfAddress,
+  listAgentRegistrations,
+} from "./join-agent.ts";
 import { HEARTBEAT_INTERVAL_SECONDS, NodeStore } from "./nodes.ts";
 
 export interface AgentlessProbeDeps {
@@ -134,6 +139,9 @@ export class AgentlessProbe {
         version: "agentless",
       });
     }
+    // DeleteNode may have run since the list was read: a removed node must not come back (listed,
+    // or in the index that gives certificates <login>@<node id> principals for it).
+    if (await forgetRemovedNode(d.backend, this.#nodes, reg.id)) return { id: reg.id, online: false };
     return { id: reg.id, online };
   }
 
