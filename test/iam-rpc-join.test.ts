@@ -169,7 +169,8 @@ describe("RegisterUsingIAMMethod", () => {
     expect(c?.agent_id).toMatch(/^[0-9a-f-]{36}$/);
     const host = parseSshCertificate(c?.host_ssh_certificate ?? "");
     expect(host.type).toBe("host");
-    expect(host.principals).toContain("iam-node-1");
+    // The node ID and its (unique) hostname; never the addresses the node claims for itself.
+    expect(host.principals).toEqual([c?.agent_id, "iam-node-1"]);
     const v = await verifyX509Leaf(c?.tls_certificate_pem ?? "", [env.cas.hostCa.certPem], {
       clock: systemClock,
       usage: "client",
@@ -193,6 +194,23 @@ describe("RegisterUsingIAMMethod", () => {
     // An IAM token is not one-time: each proof is bound to its own challenge.
     const second = await iamJoin("iam-node-2", signAs(NODE));
     expect(second.credentials?.agent_id).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it("refuses a proven node under a hostname another node holds (any case), and audits it", async () => {
+    for (const hostname of ["iam-node-1", "IAM-NODE-1"]) {
+      const r = await iamJoin(hostname, signAs(NODE));
+      expect(r.credentials).toBeUndefined();
+      expect(r.code).toBe(status.ALREADY_EXISTS);
+      expect(r.details).toContain(`hostname "${hostname}" is already registered to another node`);
+    }
+    const fail = (await joinEvents()).find(
+      (e) => e.success === false && e.fields_json.includes("IAM-NODE-1"),
+    );
+    expect(JSON.parse(fail?.fields_json ?? "{}")).toMatchObject({
+      method: "iam",
+      aws_arn: NODE.arn,
+      reason: expect.stringContaining("already registered"),
+    });
   });
 
   it("refuses an STS host that is not on the allowlist without ever connecting to it", async () => {
