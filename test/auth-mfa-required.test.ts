@@ -122,6 +122,102 @@ describe("require_mfa", () => {
     expect((issued.json as { principals: string[] }).principals).toContain("mia");
   });
 
+  it("an enrolment session adds the first device only: a password cannot add a key next to the user's", async () => {
+    await user("nina", ["access", "mfa"]);
+    await setPassword(fx.backend, "nina", PASSWORD);
+    // Someone with the password logs in first and keeps the enrolment session (and a challenge).
+    const stolen = ((await passwordLogin("nina")).json as { session_id: string }).session_id;
+    const early = await fx.client.send({
+      method: "POST",
+      path: "/v1/webapi/mfa/webauthn/register/begin",
+      headers: bearer(stolen),
+      body: {},
+    });
+    expect(early.status, early.text).toBe(200);
+    // The user enrols with their own enrolment session.
+    const own = ((await passwordLogin("nina")).json as { session_id: string }).session_id;
+    const ninaKey = new SoftAuthenticator(PUBLIC_ORIGIN);
+    expect((await register(fx, own, ninaKey)).status).toBe(201);
+
+    const begin = await fx.client.send({
+      method: "POST",
+      path: "/v1/webapi/mfa/webauthn/register/begin",
+      headers: bearer(stolen),
+      body: {},
+    });
+    expect(begin.status, begin.text).toBe(403);
+    expect(begin.text).toMatch(/enrols only the first WebAuthn device/);
+    // Nor can the challenge taken before the user enrolled be finished now.
+    const { challenge_id, webauthn } = early.json as { challenge_id: string; webauthn: never };
+    const late = await fx.client.send({
+      method: "POST",
+      path: "/v1/webapi/mfa/webauthn/register/finish",
+      headers: bearer(stolen),
+      body: {
+        challenge_id,
+        device_name: "not theirs",
+        credential: new SoftAuthenticator(PUBLIC_ORIGIN).register(webauthn),
+      },
+    });
+    expect(late.status, late.text).toBe(403);
+    // A fresh password login now goes through the device; that session may add more.
+    const mfa = await passwordStep(fx, "nina");
+    const done = await finish(fx, mfa.challenge_id, ninaKey.assert(mfa.webauthn));
+    const full = (done.json as { session_id: string }).session_id;
+    expect((await register(fx, full, new SoftAuthenticator(PUBLIC_ORIGIN), "spare")).status).toBe(201);
+    const devices = await fx.client.send({
+      method: "GET",
+      path: "/v1/webapi/mfa/devices",
+      headers: bearer(full),
+    });
+    expect((devices.json as { items: { name: string }[] }).items.map((d) => d.name).sort()).toEqual([
+      "spare",
+      "test key",
+    ]);
+  });
+
+  it("two enrolment sessions finishing at once keep at most one device", async () => {
+    await user("olga", ["access", "mfa"]);
+    await setPassword(fx.backend, "olga", PASSWORD);
+    const sessions = [];
+    for (let i = 0; i < 2; i++)
+      sessions.push(((await passwordLogin("olga")).json as { session_id: string }).session_id);
+    const begun = [];
+    for (const s of sessions) {
+      const b = await fx.client.send({
+        method: "POST",
+        path: "/v1/webapi/mfa/webauthn/register/begin",
+        headers: bearer(s),
+        body: {},
+      });
+      expect(b.status, b.text).toBe(200);
+      begun.push({ s, ...(b.json as { challenge_id: string; webauthn: never }) });
+    }
+    const results = await Promise.all(
+      begun.map(({ s, challenge_id, webauthn }, i) =>
+        fx.client.send({
+          method: "POST",
+          path: "/v1/webapi/mfa/webauthn/register/finish",
+          headers: bearer(s),
+          body: {
+            challenge_id,
+            device_name: `key ${i}`,
+            credential: new SoftAuthenticator(PUBLIC_ORIGIN).register(webauthn),
+          },
+        }),
+      ),
+    );
+    const added = results.filter((r) => r.status === 201).length;
+    expect(results.every((r) => r.status === 201 || r.status === 403)).toBe(true);
+    expect(added).toBeLessThanOrEqual(1);
+    const list = await fx.client.send({
+      method: "GET",
+      path: "/v1/webapi/mfa/devices",
+      headers: bearer(sessions[0] as string),
+    });
+    expect((list.json as { items: unknown[] }).items).toHaveLength(added);
+  });
+
   it("a role that starts requiring MFA confines sessions made with a password before", async () => {
     const res = await passwordLogin("otto");
     const session = (res.json as { session_id: string }).session_id;
@@ -171,6 +267,49 @@ describe("the relying party is auth's", () => {
       }),
     );
     expect(silent.code).not.toBe(status.OK);
+  });
+
+  it("refuses another relying party in AuthenticateLocal's webauthn field and in enrolment", async () => {
+    for (const rp of [
+      { rp_id: "evil.test", rp_name: "evil", origin: "https://evil.test" },
+      // The right RP ID with a phishing origin is no better.
+      { rp_id: PUBLIC_ORIGIN.slice("https://".length), rp_name: "x", origin: "https://evil.test" },
+    ]) {
+      const r = await statusOf(
+        callUnary(grpc, "AuthenticateLocal", {
+          username: "mia",
+          password: PASSWORD,
+          client_address: "",
+          webauthn: rp,
+        }),
+      );
+      expect(r.code).toBe(status.INVALID_ARGUMENT);
+      expect(r.details).toMatch(/not this cluster's/);
+    }
+    // This cluster's own relying party, named or not, still gets its challenge.
+    const ok = await callUnary(grpc, "AuthenticateLocal", {
+      username: "mia",
+      password: PASSWORD,
+      client_address: "",
+      webauthn: { rp_id: PUBLIC_ORIGIN.slice("https://".length), rp_name: "", origin: PUBLIC_ORIGIN },
+    });
+    expect(JSON.parse(ok.mfa_required?.challenge?.options_json ?? "{}").rpId).toBe(
+      PUBLIC_ORIGIN.slice("https://".length),
+    );
+    const otto = await callUnary(grpc, "AuthenticateLocal", {
+      username: "otto",
+      password: PASSWORD,
+      client_address: "",
+    });
+    const reg = await statusOf(
+      callUnary(
+        grpc,
+        "BeginWebAuthnRegistration",
+        { relying_party: { rp_id: "evil.test", rp_name: "evil", origin: "https://evil.test" } },
+        userMetadata(otto.session?.session_id ?? ""),
+      ),
+    );
+    expect(reg.code).toBe(status.INVALID_ARGUMENT);
   });
 });
 

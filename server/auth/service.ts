@@ -116,6 +116,8 @@ export const AUDIT_DEFAULT_LIMIT = 50;
 export const AUDIT_MAX_LIMIT = 500;
 const CERT_BACKDATE_MS = 60_000;
 const MAX_FIELDS_JSON = 16 * 1024;
+const FIRST_DEVICE_ONLY =
+  "a session without MFA enrols only the first WebAuthn device: log in with your device to add another";
 
 type Unary<Req, Res> = (req: Req, caller: Caller, call: ServerUnaryCall<Req, Res>) => Promise<Res>;
 
@@ -296,6 +298,16 @@ export class AuthService {
     const c = this.#activeChecker(name);
     if (!c) throw new NotAuthenticatedError("invalid or expired session");
     return c;
+  }
+
+  /**
+   * A session confined to enrolment (password only, roles require MFA) enrols the user's FIRST
+   * device and no more: once a device exists, adding one takes a login that passed a device, so
+   * a password alone (or an enrolment session left over from before) cannot add an attacker's key.
+   */
+  async #firstDeviceOnly(user: Extract<Caller, { kind: "user" }>): Promise<void> {
+    if (user.sessionScope === "mfa_enrollment" && (await this.webauthn.hasDevices(user.username)))
+      throw new AccessDeniedError(FIRST_DEVICE_ONLY);
   }
 
   async #revokeAll(name: string, reason: string): Promise<void> {
@@ -737,6 +749,7 @@ export class AuthService {
 
     BeginWebAuthnRegistration: unary(async (req, caller) => {
       const user = requireUser(caller);
+      await this.#firstDeviceOnly(user);
       const c = await this.webauthn.beginRegistration(
         user.username,
         rpFrom(this.#d.relyingParty, req.relying_party),
@@ -746,6 +759,7 @@ export class AuthService {
 
     FinishWebAuthnRegistration: unary(async (req, caller) => {
       const user = requireUser(caller);
+      await this.#firstDeviceOnly(user);
       const d = await this.webauthn.finishRegistration(
         user.username,
         req.challenge_id,
@@ -753,6 +767,14 @@ export class AuthService {
         rpFrom(this.#d.relyingParty, req.relying_party),
         req.device_name,
       );
+      if (user.sessionScope === "mfa_enrollment") {
+        // Checked again once written: of two enrolment sessions racing, neither keeps a second device.
+        const all = await this.webauthn.devices(user.username);
+        if (all.length > 1) {
+          await this.webauthn.deleteDevice(user.username, d.id).catch(() => undefined);
+          throw new AccessDeniedError(FIRST_DEVICE_ONLY);
+        }
+      }
       await this.#audit({
         event_type: "mfa.device.add",
         user_name: user.username,
