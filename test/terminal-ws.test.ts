@@ -3,8 +3,16 @@
 // every refusal before SSH starts, and the recording listed and played back afterwards.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { API_VERSION } from "../core/resources/index.ts";
+import { setPassword } from "../server/auth/passwords.ts";
 import { mustOpen, type OpenOptions, openTerminal, type TerminalConnection } from "./terminal-client.ts";
-import { NODES, PUBLIC_HOST, startTerminalFixture, type TerminalFixture } from "./terminal-fixture.ts";
+import {
+  NODES,
+  PASSWORD,
+  PUBLIC_HOST,
+  startTerminalFixture,
+  type TerminalFixture,
+} from "./terminal-fixture.ts";
 
 let fx: TerminalFixture;
 let alice = { sessionId: "", cookie: "" };
@@ -214,6 +222,35 @@ describe("terminal WebSocket refusals", () => {
       expect(fx.bridges.length).toBe(before);
     }, 60_000);
   }
+
+  it("refuses a password-only session of a user whose roles require MFA, before any SSH", async () => {
+    await fx.env.source.apply({
+      apiVersion: API_VERSION,
+      kind: "Role",
+      metadata: { name: "mfa-required" },
+      spec: {
+        allow: { logins: ["{{internal.logins}}"], node_labels: { "*": "*" } },
+        options: { require_mfa: true },
+      },
+    } as never);
+    await fx.env.source.apply({
+      apiVersion: API_VERSION,
+      kind: "User",
+      metadata: { name: "mona" },
+      spec: { roles: ["access", "mfa-required"], traits: { logins: ["root"] } },
+    } as never);
+    await setPassword(fx.env.backend, "mona", PASSWORD);
+    // No device yet: the password gives an enrolment-only session, which opens no terminal.
+    const mona = await fx.login("mona");
+    const before = fx.bridges.length;
+    const c = await connect({ node: NODES.agent, login: "root" }, bearer(mona));
+    const err = await c.waitControl("error");
+    expect(err).toMatchObject({ type: "error", code: "access_denied" });
+    expect(err.type === "error" ? err.message : "").toMatch(/require multi-factor authentication/);
+    expect((await c.closed).code).toBe(4403);
+    expect(c.received()).toBe(0);
+    expect(fx.bridges.length).toBe(before);
+  }, 60_000);
 
   it("refuses a malformed control message and ends the session", async () => {
     const c = await connect({ node: NODES.agent }, bearer(alice));
