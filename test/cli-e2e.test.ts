@@ -441,33 +441,42 @@ describe("svc and svcctl against a real embedded platform", () => {
       );
       expect(f.principals).toEqual(expect.arrayContaining(["alice", "root"]));
       expect((await stat(f.private_key)).mode & 0o077).toBe(0);
-      const { stdout } = await execFileP(
-        "ssh",
-        [
-          "-i",
-          f.private_key,
-          "-o",
-          `CertificateFile=${f.certificate}`,
-          "-o",
-          `UserKnownHostsFile=${f.known_hosts}`,
-          "-o",
-          "GlobalKnownHostsFile=/dev/null",
-          "-o",
-          "StrictHostKeyChecking=yes",
-          "-o",
-          "HostKeyAlias=node1",
-          "-o",
-          "BatchMode=yes",
-          "-o",
-          "IdentitiesOnly=yes",
-          "-p",
-          String(ports.node),
-          "root@127.0.0.1",
-          "echo openssh-$((40+2))",
-        ],
-        { timeout: 60_000 },
-      );
+      const sshAs = (alias: string) =>
+        execFileP(
+          "ssh",
+          [
+            "-i",
+            f.private_key,
+            "-o",
+            `CertificateFile=${f.certificate}`,
+            "-o",
+            `UserKnownHostsFile=${f.known_hosts}`,
+            "-o",
+            "GlobalKnownHostsFile=/dev/null",
+            "-o",
+            "StrictHostKeyChecking=yes",
+            "-o",
+            `HostKeyAlias=${alias}`,
+            "-o",
+            "BatchMode=yes",
+            "-o",
+            "IdentitiesOnly=yes",
+            "-p",
+            String(ports.node),
+            "root@127.0.0.1",
+            "echo openssh-$((40+2))",
+          ],
+          { timeout: 60_000 },
+        );
+      const { stdout } = await sshAs("node1");
       expect(stdout.trim()).toBe("openssh-42");
+      // Checked by node ID instead (the id svc ls --json shows; docs/agent.md), like svc ssh does.
+      const listed = json<Array<{ id: string; hostname: string }>>(await svc(["ls", "--json"], aliceEnv));
+      const nodeId = listed.find((n) => n.hostname === "node1")?.id ?? "";
+      expect(nodeId).toMatch(/^[0-9a-f-]{36}$/);
+      expect((await sshAs(nodeId)).stdout.trim()).toBe("openssh-42");
+      // An address is never a principal: checked by the address, the node is not trusted.
+      await expect(sshAs("127.0.0.1")).rejects.toThrow();
 
       // The exported CAs are the ones in use: the host CA line is what svc certs wrote, and the
       // user CA is the certificate's signer.
@@ -589,6 +598,55 @@ describe("svc and svcctl against a real embedded platform", () => {
       expect((await svc(["status"], aliceEnv)).code).toBe(3);
       expect((await svcctl(["users", "rm", "alice"])).code).toBe(0);
       expect((await svcctl(["users", "rm", "alice"])).code).toBe(5);
+    },
+    STEP,
+  );
+
+  it(
+    "svcctl nodes rm <id>: the node is gone and audited, its restarted agent is refused by auth, a second rm is not found (5)",
+    async () => {
+      const listed = json<Array<{ id: string; hostname: string }>>(await svcctl(["nodes", "ls", "--json"]));
+      const id = listed.find((n) => n.hostname === "node1")?.id ?? "";
+      expect(id).toMatch(/^[0-9a-f-]{36}$/);
+      const rm = await svcctl(["nodes", "rm", id]);
+      expect(rm.code, rm.stderr).toBe(0);
+      expect(rm.stdout).toBe(`Node node1 (${id}) removed; its certificates no longer reach auth.\n`);
+      expect(json<unknown[]>(await svcctl(["nodes", "ls", "--json"]))).toEqual([]);
+      expect((await svcctl(["nodes", "rm", id])).code).toBe(5);
+      const audit = json<{ items: Array<{ user_name: string; fields: Record<string, unknown> }> }>(
+        await svcctl(["audit", "search", "--type", "node.delete", "--json"]),
+      );
+      expect(audit.items[0]).toMatchObject({
+        user_name: "admin",
+        fields: { node_id: id, hostname: "node1", emitted_by: "user:admin" },
+      });
+
+      // The node restarted with the identity it joined with: auth refuses it (no heartbeat, so
+      // never listed again; no login decision, so no login) and the agent says what to do.
+      await agent?.stop();
+      const restarted = spawnDaemon(
+        [
+          "agent",
+          "--auth",
+          `127.0.0.1:${ports.auth}`,
+          "--ca-file",
+          caFile,
+          "--data-dir",
+          join(dir, "agent"),
+          "--listen",
+          `127.0.0.1:${ports.node}`,
+          "--advertise-address",
+          `127.0.0.1:${ports.node}`,
+        ],
+        {},
+      );
+      agent = restarted;
+      await waitFor(
+        () => restarted.output().includes("this node has been removed from the cluster"),
+        "the removed agent's refusal",
+      );
+      expect(restarted.output()).toContain("agent-identity.json and join again with a new token");
+      expect(json<unknown[]>(await svcctl(["nodes", "ls", "--json"]))).toEqual([]);
     },
     STEP,
   );

@@ -9,11 +9,11 @@ import { setTimeout as delay } from "node:timers/promises";
 import type { Logger } from "pino";
 import { parseOpenSshPrivateKey } from "../../core/certs/ssh-keys.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
-import { BadParameterError } from "../../core/errors.ts";
+import { BadParameterError, hasCode } from "../../core/errors.ts";
 import { type AuthServiceClient, agentMetadata, callUnary, createAuthClient } from "../auth/client.ts";
 import { SERVER_VERSION } from "../version.ts";
 import { auditRequestOf, userOfKeyId } from "./audit.ts";
-import { loadIdentity, saveIdentity } from "./identity.ts";
+import { IDENTITY_FILE, loadIdentity, saveIdentity } from "./identity.ts";
 import { joinCluster } from "./join.ts";
 import { SessionRecorder } from "./recorder.ts";
 import { AgentSshServer, type AgentSshServerOptions, type SessionSink } from "./ssh-server.ts";
@@ -255,7 +255,18 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
       await heartbeat();
       await uploadPending(client, md, recordingsDir, log, uploading());
     } catch (err) {
-      log.warn({ err: err instanceof Error ? err.message : String(err) }, "heartbeat failed");
+      if (
+        hasCode(err, "not_authenticated") &&
+        err instanceof Error &&
+        /node has been removed/.test(err.message)
+      ) {
+        // svcctl nodes rm: auth refuses every call with this identity, so no login is admitted
+        // here either. Only a new join (new token, new identity) brings the node back.
+        log.error(
+          { agentId: id.agentId, dataDir: opts.dataDir },
+          `this node has been removed from the cluster: remove ${join(opts.dataDir, IDENTITY_FILE)} and join again with a new token`,
+        );
+      } else log.warn({ err: err instanceof Error ? err.message : String(err) }, "heartbeat failed");
     }
     if (!stopped) timer = setTimeout(() => void track(tick()), intervalMs);
   };
