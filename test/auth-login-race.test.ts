@@ -1,17 +1,21 @@
 // Parallel wrong passwords cannot outrun the lockout: each attempt takes its number before the
 // password is checked, so with a limit of 5, twenty guesses at once get exactly five password
 // checks and fifteen refusals. Through the real auth server on a real SQLite file (the embedded
-// default's backend), so the compare-and-swap under contention is the real one.
+// default's backend), and on two auth replicas sharing one PostgreSQL schema, so the
+// compare-and-swap under contention is the real one.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Backend } from "../core/backend/backend.ts";
+import { openPostgresBackend } from "../core/backend/postgres.ts";
 import { openSqliteBackend } from "../core/backend/sqlite.ts";
 import { systemClock } from "../core/clock.ts";
 import type { AuthServiceClient } from "../proto/generated/svc/v1/AuthService.ts";
 import { callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
-import { type AuthTestEnv, PASSWORD, startAuthEnv, statusOf } from "./auth-fixture.ts";
+import { type AuthTestEnv, makePki, PASSWORD, startAuthEnv, statusOf } from "./auth-fixture.ts";
+import { dropSchema, testPostgresUrl, uniqueSchemaName } from "./harness/postgres.ts";
 
 let env: AuthTestEnv;
 let dir = "";
@@ -122,5 +126,69 @@ describe("lockout under parallel guesses", () => {
     expect(
       (await callUnary(env.client, "AuthenticateLocal", { username: "eve", password: PASSWORD })).session,
     ).toBeTruthy();
+  });
+});
+
+describe("lockout under parallel guesses on two replicas sharing PostgreSQL", () => {
+  const url = testPostgresUrl();
+  const schema = uniqueSchemaName("login_race");
+  const backends: Backend[] = [];
+  const replicas: AuthTestEnv[] = [];
+  const pgClients: AuthServiceClient[] = [];
+
+  beforeAll(async () => {
+    const pki = await makePki();
+    for (let i = 0; i < 2; i++) {
+      const backend = await openPostgresBackend({
+        connectionString: url,
+        schema,
+        clock: systemClock,
+        sweepIntervalMs: 0,
+      });
+      backends.push(backend);
+      const r = await startAuthEnv({ backend, pki, lockout: { maxFailures: 5, lockoutMs: 60_000 } });
+      replicas.push(r);
+      for (let j = 0; j < 2; j++)
+        pgClients.push(createAuthClient({ address: r.auth.address, caPems: [pki.hostCa.certPem] }));
+    }
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const c of pgClients) c.close();
+    for (const r of replicas) await r.close();
+    for (const b of backends) await b.close();
+    await dropSchema(url, schema);
+  });
+
+  it("twenty guesses split across both replicas get exactly five password checks", async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        statusOf(
+          callUnary(pgClients[i % pgClients.length] as AuthServiceClient, "AuthenticateLocal", {
+            username: "carl",
+            password: `wrong-guess-${i}`,
+          }),
+        ),
+      ),
+    );
+    const codes = results.map((r) => r.code);
+    expect(codes.filter((c) => c === status.UNAUTHENTICATED)).toHaveLength(5);
+    expect(codes.filter((c) => c === status.RESOURCE_EXHAUSTED)).toHaveLength(15);
+    const [a, b] = replicas as [AuthTestEnv, AuthTestEnv];
+    const admin = await callUnary(a.client, "AuthenticateLocal", { username: "alice", password: PASSWORD });
+    const locked = await callUnary(
+      b.client,
+      "SearchAuditEvents",
+      { type: "user.locked", user: "carl", start_unix_ms: 0, end_unix_ms: 0, limit: 10, offset: 0 },
+      userMetadata(admin.session?.session_id ?? ""),
+    );
+    expect(locked.total_count).toBe(1);
+    // Locked on both replicas: the right password waits on either.
+    for (const r of replicas) {
+      const right = await statusOf(
+        callUnary(r.client, "AuthenticateLocal", { username: "carl", password: PASSWORD }),
+      );
+      expect(right.code).toBe(status.RESOURCE_EXHAUSTED);
+    }
   });
 });
