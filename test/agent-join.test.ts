@@ -373,6 +373,42 @@ describe("RegisterAgent", () => {
     }
   });
 
+  it("nodes that share a name from before names were unique: the name is taken, removal needs the ID", async () => {
+    // Two registrations written as an older auth did (no hostname reservation).
+    const twins = ["twin-a", "twin-b"].map((suffix) => ({
+      id: `00000000-0000-4000-8000-0000000000${suffix === "twin-a" ? "0a" : "0b"}`,
+      hostname: "legacy-twin",
+      addresses: ["127.0.0.1:3022"],
+      labels: {},
+      pinned_labels: {},
+      agentless: false,
+      host_public_key: generateSshKeyPair("ed25519").publicLine,
+      host_key_fingerprint: "",
+      token: "old",
+      joined_at: new Date().toISOString(),
+    }));
+    for (const t of twins) await env.backend.put(`agents/${t.id}`, t);
+    const joined = await statusOf(
+      callUnary(
+        env.client,
+        "RegisterAgent",
+        joinRequest(await env.addToken("twin-3"), { hostname: "Legacy-Twin" }).req,
+      ),
+    );
+    expect(joined.code).toBe(status.ALREADY_EXISTS);
+    const admin = userMetadata(await env.login("alice"));
+    const byName = await statusOf(callUnary(env.client, "DeleteNode", { node: "legacy-twin" }, admin));
+    expect(byName.code).toBe(status.INVALID_ARGUMENT);
+    expect(byName.details).toContain(`2 nodes are named "legacy-twin": remove one by its node ID`);
+    const id = twins[1]?.id ?? "";
+    expect(await callUnary(env.client, "DeleteNode", { node: id }, admin)).toEqual({
+      id,
+      hostname: "legacy-twin",
+    });
+    // One left: the name now says which.
+    expect((await callUnary(env.client, "DeleteNode", { node: "legacy-twin" }, admin)).id).toBe(twins[0]?.id);
+  });
+
   it("a heartbeat in flight while the node is removed (by ID) does not bring it back", async () => {
     const { tls, req } = joinRequest(await env.addToken("removed-mid-beat"), { hostname: "mid-1" });
     const res = await callUnary(env.client, "RegisterAgent", req);

@@ -456,7 +456,13 @@ export class AgentJoin implements AgentJoinHandler {
     if (!node || node.length > 253) throw new BadParameterError("node (an ID or hostname) is required");
     const lower = node.toLowerCase();
     const regs = await listAgentRegistrations(this.#d.backend);
-    const reg = regs.find((r) => r.id === node) ?? regs.find((r) => r.hostname.toLowerCase() === lower);
+    const named = regs.filter((r) => r.hostname.toLowerCase() === lower);
+    // Nodes that joined before hostnames were unique may share one: then only the ID is clear.
+    if (!regs.some((r) => r.id === node) && named.length > 1)
+      throw new BadParameterError(
+        `${named.length} nodes are named ${JSON.stringify(node)}: remove one by its node ID (${named.map((r) => r.id).join(", ")})`,
+      );
+    const reg = regs.find((r) => r.id === node) ?? named[0];
     if (!reg) throw new NotFoundError(`no node ${JSON.stringify(node)}`);
     // The registration first: from here on every call with this node's certificate is refused.
     await this.#d.backend.delete(AGENT_PREFIX + encodeURIComponent(reg.id));
