@@ -1,5 +1,6 @@
 // `svcd start` as a user runs it: the real binary, a fresh data folder, HTTPS ping, the gRPC
-// health check over TLS 1.3, first-admin login, restart keeps the CAs, bad config writes nothing.
+// health check over TLS 1.3, first-admin login, restart keeps the CAs, bad config writes nothing;
+// the config file's session lifetime (session and cookie) and auth's WebAuthn relying party.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { request } from "node:https";
@@ -12,6 +13,7 @@ import * as protoLoader from "@grpc/proto-loader";
 import { protoPath as healthProtoPath } from "grpc-health-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { callUnary, createAuthClient } from "../server/auth/client.ts";
 import { freePort } from "./harness/ports.ts";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -301,7 +303,8 @@ describe("svcd start (embedded default)", () => {
             req.end();
           },
         );
-        return { session, clientAddress: audit.items[0]?.fields["client_address"] };
+        const cookies = ([] as string[]).concat(login.headers["set-cookie"] ?? []);
+        return { session, cookies, clientAddress: audit.items[0]?.fields["client_address"] };
       } finally {
         d.child.kill("SIGTERM");
         await d.exited;
@@ -313,10 +316,61 @@ describe("svcd start (embedded default)", () => {
       const left = Date.parse(trusted.session.expires_at) - Date.now();
       expect(left).toBeGreaterThan(29 * 60_000);
       expect(left).toBeLessThanOrEqual(30 * 60_000);
+      // The session cookie lives as long as the session.
+      const maxAge = trusted.cookies.find((c) => /svc_session=/.test(c))?.match(/Max-Age=(\d+)/i)?.[1];
+      expect(Number(maxAge)).toBeGreaterThan(29 * 60);
+      expect(Number(maxAge)).toBeLessThanOrEqual(30 * 60);
       // The peer (127.0.0.1) is not listed: its X-Forwarded-For is not believed.
       const untrusted = await loginVia(["10.9.9.0/24"]);
       expect(untrusted.clientAddress).toBe("127.0.0.1");
     } finally {
+      await writeFile(configPath, original);
+    }
+  });
+
+  it("auth's WebAuthn relying party is the one of proxy.public_addr; a request naming another is refused", async () => {
+    const ca = await readFile(join(dataDir, "host-ca.pem"), "utf8");
+    const configPath = join(dataDir, "svc.yaml");
+    const original = await readFile(configPath, "utf8");
+    const config = parseYaml(original) as { proxy: Record<string, unknown> };
+    config.proxy.public_addr = "svc.example.test:8443";
+    await writeFile(configPath, stringifyYaml(config));
+    const d = spawnSvcd(args, { SVC_DATA_DIR: dataDir });
+    const client = createAuthClient({
+      address: `127.0.0.1:${ports.auth}`,
+      caPems: [ca],
+      serverName: "localhost",
+    });
+    try {
+      await waitFor(() => d.output().includes("svc is running") || d.child.exitCode !== null, "start");
+      expect(d.child.exitCode, d.output()).toBeNull();
+      const begin = (rp: { rp_id: string; origin: string }) =>
+        callUnary(client, "BeginWebAuthnLogin", {
+          mfa_token: "not-a-real-token",
+          relying_party: { ...rp, rp_name: "" },
+        }).then(
+          () => ({ code: 0, details: "" }),
+          (err: { cause?: { code: number; details: string } }) => ({
+            code: err.cause?.code,
+            details: err.cause?.details,
+          }),
+        );
+      for (const rp of [
+        { rp_id: "localhost", origin: "https://localhost:3080" },
+        { rp_id: "evil.test", origin: "https://evil.test" },
+        { rp_id: "svc.example.test", origin: "https://evil.test" },
+      ]) {
+        const r = await begin(rp);
+        expect(r.code, JSON.stringify(rp)).toBe(grpc.status.INVALID_ARGUMENT);
+        expect(r.details).toMatch(/not this cluster's/);
+      }
+      // The configured one passes the relying-party check and fails only on the (bogus) token.
+      const own = await begin({ rp_id: "svc.example.test", origin: "https://svc.example.test:8443" });
+      expect(own.code).toBe(grpc.status.UNAUTHENTICATED);
+    } finally {
+      client.close();
+      d.child.kill("SIGTERM");
+      await d.exited;
       await writeFile(configPath, original);
     }
   });
