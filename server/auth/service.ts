@@ -65,7 +65,7 @@ import {
   RecordingWriter,
   readRecording,
 } from "./recordings.ts";
-import { assertMayAssign } from "./role-assignment.ts";
+import { type Assigner, assertMayAssign } from "./role-assignment.ts";
 import { hashSecret, SessionStore } from "./sessions.ts";
 import { authorizeSshLogin, type SshLoginDeps } from "./ssh-login.ts";
 import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } from "./user-cert-content.ts";
@@ -293,6 +293,15 @@ export class AuthService {
     const checker = this.checkerFor(name);
     return checker && !checker.options().locked ? checker : undefined;
   }
+
+  /** The caller as role-assignment.ts judges it: its checker (if it may act) and its own traits. */
+  #assigner(caller: Caller): Assigner | undefined {
+    const name = requireUser(caller).username;
+    const checker = this.#activeChecker(name);
+    return checker ? { checker, traits: this.#user(name)?.spec.traits ?? {} } : undefined;
+  }
+
+  readonly #getRole = (name: string): Role | undefined => this.#d.source.get("Role", name);
 
   #checkerOrDeny(name: string): AccessChecker {
     const c = this.#activeChecker(name);
@@ -536,7 +545,7 @@ export class AuthService {
     ),
     CreateAgentIdentity: unary(async (req, caller) => {
       const handler = wired(this.#d.agentIdentities, "CreateAgentIdentity");
-      assertMayAssign(this.#activeChecker(requireUser(caller).username), req.roles ?? []);
+      assertMayAssign(this.#assigner(caller), { roles: req.roles ?? [] }, this.#getRole);
       return handler.create(req, caller);
     }),
     ListAgentIdentities: unary(async () => wired(this.#d.agentIdentities, "ListAgentIdentities").list()),
@@ -548,11 +557,20 @@ export class AuthService {
     ),
 
     CreateUser: unary(async (req, caller) => {
-      assertMayAssign(this.#activeChecker(requireUser(caller).username), req.roles ?? []);
+      const grant = { roles: req.roles ?? [], traits: { logins: req.logins ?? [] } };
+      assertMayAssign(this.#assigner(caller), grant, this.#getRole);
       return this.#adminUsers.create(req, caller);
     }),
     DeleteUser: unary(async (req, caller) => this.#adminUsers.remove(req, caller)),
-    CreatePasswordReset: unary(async (req, caller) => this.#adminUsers.reset(req, caller)),
+    CreatePasswordReset: unary(async (req, caller) => {
+      // A reset token opens the account: taking it over is holding its roles and traits.
+      const target = this.#user(req.name);
+      if (target) {
+        const roles = target.spec.roles.filter((r) => this.#getRole(r) !== undefined);
+        assertMayAssign(this.#assigner(caller), { roles, traits: target.spec.traits ?? {} }, this.#getRole);
+      }
+      return this.#adminUsers.reset(req, caller);
+    }),
     ResetPassword: unary(async (req) => this.#adminUsers.resetPassword(req)),
     CreateJoinToken: unary(async (req, caller) => this.#adminTokens.create(req, caller)),
     ListJoinTokens: unary(async () => this.#adminTokens.list()),
