@@ -175,16 +175,16 @@ describe("lists and audit", () => {
       agentMetadata("node-a"),
     );
     await callUnary(
-      env.client,
+      agent,
       "EmitAuditEvent",
-      { event_type: "client.note", user_name: "", fields_json: '{"emitted_by":"agent:forged"}' },
-      md("bob"),
+      { event_type: "session.end", user_name: "bob", fields_json: '{"emitted_by":"user:forged"}' },
+      agentMetadata("node-a"),
     );
     const spoof = await statusOf(
       callUnary(
         env.client,
         "EmitAuditEvent",
-        { event_type: "client.note", user_name: "alice", fields_json: "" },
+        { event_type: "session.end", user_name: "alice", fields_json: "" },
         md("bob"),
       ),
     );
@@ -205,9 +205,9 @@ describe("lists and audit", () => {
       { type: "", user: "bob", start_unix_ms: t0, end_unix_ms: 0, limit: 0, offset: 0 },
       md("alice"),
     );
-    expect(page.items.map((e) => e.event_type)).toEqual(["client.note", "session.start"]);
+    expect(page.items.map((e) => e.event_type)).toEqual(["session.end", "session.start"]);
     expect(page.total_count).toBe(2);
-    expect(JSON.parse(page.items[0]?.fields_json ?? "{}").emitted_by).toBe("user:bob");
+    expect(JSON.parse(page.items[0]?.fields_json ?? "{}").emitted_by).toBe("agent:node-a");
     expect(JSON.parse(page.items[1]?.fields_json ?? "{}")).toEqual({
       node: "dev-1",
       emitted_by: "agent:node-a",

@@ -99,13 +99,18 @@ describe("auth transport", () => {
     const c = await clientCert(env.pki.hostCa, { service: "proxy", name: "p1" });
     const proxy = createAuthClient({ address: env.auth.address, caPems: [env.pki.hostCa.certPem], ...c });
     env.clients.push(proxy);
-    const ev = await callUnary(
-      proxy,
-      "EmitAuditEvent",
-      { event_type: "proxy.test", user_name: "bob", fields_json: '{"k":"v"}' },
-      agentMetadata("proxy:p1"),
+    // Admitted as an agent (the interceptor lets agents call EmitAuditEvent, not bots); the handler
+    // then finds no event type on the proxy's list (server/auth/audit-emit.ts).
+    const ev = await statusOf(
+      callUnary(
+        proxy,
+        "EmitAuditEvent",
+        { event_type: "session.start", user_name: "bob", fields_json: '{"k":"v"}' },
+        agentMetadata("proxy:p1"),
+      ),
     );
-    expect(JSON.parse(ev.fields_json)).toEqual({ k: "v", emitted_by: "agent:proxy:p1" });
+    expect(ev.code).toBe(status.PERMISSION_DENIED);
+    expect(ev.details).toMatch(/event_type session.start is not one this caller emits/);
   });
 
   it("lets the proxy act for a user on its own connection, but not with a forged x-agent-id", async () => {

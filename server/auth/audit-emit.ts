@@ -1,22 +1,34 @@
 // Who may write which audit events through EmitAuditEvent. Everything auth records itself (logins,
-// certificates, joins, bots, tokens, users, nodes, MFA devices) is written by auth only; callers
-// may add only the events their own kind produces, about the subjects they can vouch for:
+// certificates, joins, bots, tokens, users, nodes, MFA devices, SPIFFE) is written by auth only;
+// callers may add only the event types their own kind produces, listed one by one below, about
+// the subjects they can vouch for:
 //   node agents      ssh.auth, ssh.auth.refused, session.start, session.end (the SSH user they
-//                    authenticated, from the certificate they verified)
-//   services         "<service>.*" (the proxy: proxy.*), about anyone they act for
-//   users            client.* about themselves only
+//                    authenticated, from the certificate they verified: server/agent/audit.ts)
+//   services         their own list; the proxy emits none (auth audits what it asks for:
+//                    user.login, cert.create, ...), so its list is empty
+//   users            their own list, about themselves only; no client emits one today, so empty
 // Bots and the operator have no EmitAuditEvent at all (authz.ts). Each caller is also rate
 // limited, so a compromised node or a script cannot flood the audit log (docs/grpc.md).
 import { AccessDeniedError, BadParameterError, LimitExceededError } from "../../core/errors.ts";
 import type { Caller } from "./caller.ts";
 
-const NODE_EVENTS: ReadonlySet<string> = new Set([
+/** What a node agent emits (server/agent/audit.ts). */
+export const NODE_EVENTS: ReadonlySet<string> = new Set([
   "ssh.auth",
   "ssh.auth.refused",
   "session.start",
   "session.end",
 ]);
+/** What each service (a "<service>:<name>" client certificate) emits; a service not named: none. */
+export const SERVICE_EVENTS: ReadonlyMap<string, ReadonlySet<string>> = new Map([["proxy", new Set()]]);
+/** What a user's client emits about the user. */
+export const USER_EVENTS: ReadonlySet<string> = new Set();
+
 const EVENT_TYPE = /^[a-z][a-z0-9_.-]{0,63}$/;
+
+function refuse(eventType: string): never {
+  throw new AccessDeniedError(`event_type ${eventType} is not one this caller emits`);
+}
 
 /** The user_name an event may carry for this caller; throws when the type or subject is not theirs. */
 export function checkEmittable(caller: Caller, eventType: string, userName: string): string {
@@ -24,19 +36,14 @@ export function checkEmittable(caller: Caller, eventType: string, userName: stri
   if (userName.length > 253) throw new BadParameterError("user_name is too long");
   switch (caller.kind) {
     case "agent": {
-      const service = caller.agentId.includes(":")
-        ? caller.agentId.slice(0, caller.agentId.indexOf(":"))
-        : "";
-      const allowed = service ? eventType.startsWith(`${service}.`) : NODE_EVENTS.has(eventType);
-      if (!allowed) throw new AccessDeniedError(`event_type ${eventType} is not one this caller emits`);
+      const colon = caller.agentId.indexOf(":");
+      const allowed =
+        colon < 0 ? NODE_EVENTS : (SERVICE_EVENTS.get(caller.agentId.slice(0, colon)) ?? new Set<string>());
+      if (!allowed.has(eventType)) refuse(eventType);
       return userName;
     }
     case "user":
-      if (!eventType.startsWith("client.")) {
-        throw new AccessDeniedError(
-          `event_type ${eventType} is written by the servers; users emit client.* only`,
-        );
-      }
+      if (!USER_EVENTS.has(eventType)) refuse(eventType);
       if (userName !== "" && userName !== caller.username) {
         throw new AccessDeniedError("users emit events about themselves only");
       }
