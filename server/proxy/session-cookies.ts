@@ -1,5 +1,7 @@
-// The two cookies a browser session carries. Both Secure and SameSite=Strict on Path=/; only the
-// session cookie is HttpOnly, because the page must read svc_csrf to echo it in X-CSRF-Token.
+// The two cookies a browser session carries, __Host-svc_session and __Host-svc_csrf (names in
+// credentials.ts). Both Secure and SameSite=Strict on Path=/ with no Domain, as the __Host- prefix
+// requires, so a sibling subdomain cannot plant or shadow them; only the session cookie is
+// HttpOnly, because the page must read the CSRF cookie to echo it in X-CSRF-Token.
 import type { FastifyReply } from "fastify";
 import { CSRF_COOKIE, csrfTokenFor, SESSION_COOKIE } from "./credentials.ts";
 
