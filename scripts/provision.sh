@@ -10,6 +10,17 @@ need_apt=()
 [ -x /usr/sbin/sshd ] || need_apt+=(openssh-server)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need_apt+=(postgresql)
+# The image build (scripts/image/) and the single-node cluster (scripts/tools/k8s-node.sh):
+# mmdebstrap makes the root filesystem, umoci writes the OCI layout, podman and skopeo run and
+# copy it; runc, the CNI plugins and iptables serve containerd and kube-proxy.
+command -v mmdebstrap >/dev/null 2>&1 || need_apt+=(mmdebstrap)
+command -v umoci >/dev/null 2>&1 || need_apt+=(umoci)
+command -v skopeo >/dev/null 2>&1 || need_apt+=(skopeo)
+command -v podman >/dev/null 2>&1 || need_apt+=(podman)
+command -v runc >/dev/null 2>&1 || need_apt+=(runc)
+[ -x /usr/lib/cni/bridge ] || need_apt+=(containernetworking-plugins)
+command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
+command -v conntrack >/dev/null 2>&1 || need_apt+=(conntrack)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "provision: missing Debian packages ${need_apt[*]}; install them as root (apt-get install ${need_apt[*]})" >&2

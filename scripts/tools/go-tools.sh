@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds grpcurl and helm from the Go module proxy at the versions pinned in versions.env into
+# Builds grpcurl, helm, containerd and CoreDNS from the Go module proxy at the versions pinned in versions.env into
 # ${SVC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-platform}/<tool>-<version>/bin, once.
 # Idempotent and safe to run in parallel (flock).
 set -euo pipefail
@@ -10,9 +10,10 @@ here="$(cd "$(dirname "$0")" && pwd)"
 
 cache="${SVC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-platform}"
 
-# build_tool <name> <version> <package> <ldflags>
+# build_tool <name> <version> <package> <ldflags> [<tags> [<more binaries the package pattern makes>...]]
 build_tool() {
-  local name="$1" version="$2" pkg="$3" ldflags="$4"
+  local name="$1" version="$2" pkg="$3" ldflags="$4" tags="${5:-}"
+  local extra=("${@:6}")
   local root="$cache/$name-$version"
   local bin="$root/bin"
   if [ -x "$bin/$name" ]; then
@@ -32,12 +33,15 @@ build_tool() {
     mkdir -p "$tmp"
     echo "go-tools: building $name $version (log: $root/build.log)" >&2
     if ! GOBIN="$tmp" GOFLAGS="-trimpath -buildvcs=false" CGO_ENABLED=0 \
-      nice -n 10 go install -ldflags="-s -w $ldflags" "$pkg@$version" >"$root/build.log" 2>&1; then
+      nice -n 10 go install -tags="$tags" -ldflags="-s -w $ldflags" "$pkg@$version" >"$root/build.log" 2>&1; then
       echo "go-tools: building $name failed, see $root/build.log" >&2
       tail -n 20 "$root/build.log" >&2
       exit 1
     fi
     mkdir -p "$bin"
+    local b
+    for b in "${extra[@]}"; do mv "$tmp/$b" "$bin/$b"; done
+    # The named binary last: its presence says the whole set is there.
     mv "$tmp/$name" "$bin/$name"
     rm -rf "$tmp"
     echo "go-tools: built $name $version in $(($(date +%s) - start))s" >&2
@@ -48,3 +52,9 @@ build_tool grpcurl "$GRPCURL_VERSION" github.com/fullstorydev/grpcurl/cmd/grpcur
   "-X main.version=$GRPCURL_VERSION"
 build_tool helm "$HELM_VERSION" helm.sh/helm/v3/cmd/helm \
   "-X helm.sh/helm/v3/internal/version.version=$HELM_VERSION -X helm.sh/helm/v3/internal/version.gitTreeState=clean"
+# The single-node cluster (test/harness/cluster.ts): containerd 2 with its shim and ctr, and
+# CoreDNS, the DNS a real cluster runs, so Service names resolve inside Pods.
+build_tool containerd "$CONTAINERD_VERSION" "github.com/containerd/containerd/v2/cmd/..." \
+  "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
+  "no_btrfs no_devmapper no_zfs" ctr containerd-shim-runc-v2
+build_tool coredns "$COREDNS_VERSION" github.com/coredns/coredns ""

@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# Provides kube-apiserver and etcd for the Kubernetes tests (test/harness/kube.ts).
+# Provides kube-apiserver and etcd for the Kubernetes tests (test/harness/kube.ts), and the node
+# components of the single-node cluster (test/harness/cluster.ts): kube-controller-manager,
+# kube-scheduler, kubelet and kube-proxy, all from one module build of k8s.io/kubernetes.
 # - KUBEBUILDER_ASSETS (the envtest convention) wins when it holds both binaries: nothing is built.
 # - Otherwise both are built from the Go module proxy at the versions pinned in versions.env into
 #   ${SVC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-platform}/k8s-<version>/bin, once.
@@ -28,10 +30,15 @@ report() {
   etcd="$("$bin/etcd" --version 2>/dev/null || true)"
   api="${api%%$'\n'*}"
   etcd="${etcd%%$'\n'*}"
-  echo "k8s: $api, $etcd ($bin)" >&2
+  echo "k8s: $api, $etcd, with ${node_components[*]} ($bin)" >&2
 }
 
-have_all() { [ -x "$bin/kube-apiserver" ] && [ -x "$bin/etcd" ]; }
+node_components=(kube-controller-manager kube-scheduler kubelet kube-proxy)
+have_all() {
+  [ -x "$bin/kube-apiserver" ] && [ -x "$bin/etcd" ] || return 1
+  local c
+  for c in "${node_components[@]}"; do [ -x "$bin/$c" ] || return 1; done
+}
 
 if have_all; then report; exit 0; fi
 
@@ -80,11 +87,15 @@ package tools
 import (
 	_ "go.etcd.io/etcd/server/v3"
 	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-proxy"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubelet"
 )
 EOF
 
 start=$(date +%s)
-echo "k8s: building kube-apiserver $K8S_VERSION and etcd $ETCD_VERSION into $bin (log: $root/build.log)" >&2
+echo "k8s: building Kubernetes $K8S_VERSION and etcd $ETCD_VERSION into $bin (log: $root/build.log)" >&2
 {
   go mod tidy
   # Same version stamps the release build sets, so /version and --version tell the truth.
@@ -99,10 +110,18 @@ echo "k8s: building kube-apiserver $K8S_VERSION and etcd $ETCD_VERSION into $bin
   mkdir -p "$tmp"
   export GOFLAGS="-trimpath -buildvcs=false -mod=mod"
   export CGO_ENABLED=0
-  nice -n 10 go build -ldflags="$kube_ldflags" -o "$tmp/kube-apiserver" k8s.io/kubernetes/cmd/kube-apiserver
-  nice -n 10 go build -ldflags="-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3
+  # A machine that cached kube-apiserver and etcd before the node components existed builds only
+  # what it lacks.
   mkdir -p "$bin"
-  mv "$tmp/kube-apiserver" "$tmp/etcd" "$bin/"
+  for c in kube-apiserver "${node_components[@]}"; do
+    [ -x "$bin/$c" ] && continue
+    nice -n 10 go build -ldflags="$kube_ldflags" -o "$tmp/$c" "k8s.io/kubernetes/cmd/$c"
+    mv "$tmp/$c" "$bin/"
+  done
+  if [ ! -x "$bin/etcd" ]; then
+    nice -n 10 go build -ldflags="-s -w" -o "$tmp/etcd" go.etcd.io/etcd/server/v3
+    mv "$tmp/etcd" "$bin/"
+  fi
   rmdir "$tmp"
 } >"$root/build.log" 2>&1 || { echo "k8s: build failed, see $root/build.log" >&2; tail -n 30 "$root/build.log" >&2; exit 1; }
 echo "k8s: built in $(( $(date +%s) - start ))s" >&2
