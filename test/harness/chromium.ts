@@ -10,6 +10,8 @@ import { type BrowserContext, chromium } from "playwright-core";
 export interface ChromiumOptions {
   /** host names resolved to 127.0.0.1 inside the browser (e.g. the proxy's public name) */
   loopbackHosts?: string[];
+  /** host names resolved to the given address inside the browser (a public name → a Service) */
+  hostMap?: Record<string, string>;
   /** accept certificates the browser does not trust (our test host CA) */
   ignoreHTTPSErrors?: boolean;
   viewport?: { width: number; height: number };
@@ -37,7 +39,10 @@ export function chromiumPath(): string {
 export async function launchChromium(o: ChromiumOptions = {}): Promise<RunningChromium> {
   // A fresh profile folder per launch (playwright takes it as userDataDir, not as an argument).
   const profile = await mkdtemp(join(tmpdir(), "svc-chromium-"));
-  const rules = (o.loopbackHosts ?? []).map((h) => `MAP ${h} 127.0.0.1`);
+  const rules = [
+    ...(o.loopbackHosts ?? []).map((h) => `MAP ${h} 127.0.0.1`),
+    ...Object.entries(o.hostMap ?? {}).map(([h, ip]) => `MAP ${h} ${ip}`),
+  ];
   try {
     const context = await chromium.launchPersistentContext(profile, {
       executablePath: chromiumPath(),

@@ -26,6 +26,13 @@ export interface StaticUser {
 export interface StartKubeOptions {
   /** Extra static-token users, besides the admin and the operator. */
   users?: StaticUser[];
+  /**
+   * Control plane of a cluster with nodes (test/harness/cluster.ts): the apiserver listens on
+   * every address and advertises this one in the `kubernetes` Service's endpoints, admits Pods
+   * with their ServiceAccounts, authorizes kubelets with the Node authorizer and NodeRestriction,
+   * and reaches kubelets with a client certificate. Without it, the apiserver stays on loopback.
+   */
+  advertiseAddress?: string;
   /** How long to wait for /readyz on each start (default 180 s: 2 shared cores are slow). */
   readyTimeoutMs?: number;
 }
@@ -60,7 +67,8 @@ export interface KubeCluster {
 
 export const ADMIN_USER = "svc-admin";
 export const OPERATOR_USER = "system:serviceaccount:svc-system:svc-operator";
-const SERVICE_CIDR = "10.96.0.0/24";
+/** Service addresses of every harness apiserver; cluster.ts routes them to its node. */
+export const SERVICE_CIDR = "10.96.0.0/24";
 const SERVICE_IP = "10.96.0.1";
 
 /** Children of every cluster in this process, killed on exit whatever the test outcome. */
@@ -93,7 +101,7 @@ export async function freePort(): Promise<number> {
  * Kills `pid` when this Node process disappears, even by SIGKILL, so a crashed test worker leaves
  * no daemon behind; exits by itself once `pid` is gone. With pid 0 it only removes `dir` then.
  */
-function watchdog(pid: number, dir = ""): ChildProcess {
+export function watchdog(pid: number, dir = ""): ChildProcess {
   const script =
     'while kill -0 "$1" 2>/dev/null && { [ "$2" = 0 ] || kill -0 "$2" 2>/dev/null; }; do sleep 1; done; ' +
     'kill -0 "$1" 2>/dev/null && exit 0; ' +
@@ -107,7 +115,7 @@ function watchdog(pid: number, dir = ""): ChildProcess {
   return w;
 }
 
-function tail(path: string, lines = 25): string {
+export function tail(path: string, lines = 25): string {
   try {
     return readFileSync(path, "utf8").split("\n").slice(-lines).join("\n");
   } catch {
@@ -115,15 +123,20 @@ function tail(path: string, lines = 25): string {
   }
 }
 
-interface Daemon {
+export interface Daemon {
   child: ChildProcess;
   exited: Promise<number | null>;
   guard: ChildProcess;
 }
 
-function startDaemon(bin: string, args: string[], logPath: string): Daemon {
+export function startDaemon(
+  bin: string,
+  args: string[],
+  logPath: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Daemon {
   const fd = openSync(logPath, "a");
-  const child = spawn(bin, args, { stdio: ["ignore", fd, fd] });
+  const child = spawn(bin, args, { stdio: ["ignore", fd, fd], env });
   closeSync(fd);
   live.add(child);
   const exited = new Promise<number | null>((resolve) => {
@@ -140,7 +153,7 @@ function startDaemon(bin: string, args: string[], logPath: string): Daemon {
   return { child, exited, guard };
 }
 
-async function stopDaemon(d: Daemon, graceMs: number): Promise<void> {
+export async function stopDaemon(d: Daemon, graceMs: number): Promise<void> {
   if (d.child.exitCode === null && d.child.signalCode === null) {
     d.child.kill("SIGTERM");
     const timer = setTimeout(() => d.child.kill("SIGKILL"), graceMs);
@@ -170,7 +183,7 @@ async function openssl(args: string[], cwd: string): Promise<void> {
 }
 
 /** Self-signed CA and a serving certificate for every name a client may use for the apiserver. */
-async function makeCerts(dir: string): Promise<void> {
+async function makeCerts(dir: string, extraIps: string[]): Promise<void> {
   const ecKey = () =>
     generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({ type: "sec1", format: "pem" });
   await writeFile(join(dir, "ca.key"), ecKey(), { mode: 0o600 });
@@ -200,6 +213,7 @@ async function makeCerts(dir: string): Promise<void> {
   const sans = [
     "IP:127.0.0.1",
     `IP:${SERVICE_IP}`,
+    ...extraIps.map((ip) => `IP:${ip}`),
     "DNS:localhost",
     "DNS:kubernetes",
     "DNS:kubernetes.default",
@@ -233,7 +247,41 @@ async function makeCerts(dir: string): Promise<void> {
   );
 }
 
-function kubeconfig(url: string, caPem: string, user: string, token: string): string {
+/** A client certificate signed by the test CA (for the apiserver calling kubelets). */
+async function makeClientCert(dir: string, name: string, subject: string): Promise<void> {
+  const key = generateKeyPairSync("ec", { namedCurve: "P-256" }).privateKey.export({
+    type: "sec1",
+    format: "pem",
+  });
+  await writeFile(join(dir, `${name}.key`), key, { mode: 0o600 });
+  await openssl(["req", "-new", "-key", `${name}.key`, "-out", `${name}.csr`, "-subj", subject], dir);
+  await writeFile(
+    join(dir, `${name}.ext`),
+    "extendedKeyUsage=clientAuth\nkeyUsage=critical,digitalSignature\n",
+  );
+  await openssl(
+    [
+      "x509",
+      "-req",
+      "-in",
+      `${name}.csr`,
+      "-CA",
+      "ca.crt",
+      "-CAkey",
+      "ca.key",
+      "-CAcreateserial",
+      "-out",
+      `${name}.crt`,
+      "-days",
+      "2",
+      "-extfile",
+      `${name}.ext`,
+    ],
+    dir,
+  );
+}
+
+export function kubeconfig(url: string, caPem: string, user: string, token: string): string {
   // JSON is YAML, and kubectl / client-node read it as a kubeconfig.
   return JSON.stringify(
     {
@@ -329,7 +377,14 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluste
   };
 
   try {
-    await makeCerts(dir);
+    const advertise = opts.advertiseAddress;
+    await makeCerts(dir, advertise ? [advertise] : []);
+    if (advertise)
+      await makeClientCert(
+        dir,
+        "apiserver-kubelet-client",
+        "/O=system:masters/CN=kube-apiserver-kubelet-client",
+      );
     const caPem = await readFile(join(dir, "ca.crt"), "utf8");
 
     const users: StaticUser[] = [
@@ -390,24 +445,38 @@ export async function startKube(opts: StartKubeOptions = {}): Promise<KubeCluste
     const port = await freePort();
     const url = `https://127.0.0.1:${port}`;
     const apiserverLog = join(dir, "kube-apiserver.log");
+    const network = advertise
+      ? [
+          "--bind-address=0.0.0.0",
+          `--advertise-address=${advertise}`,
+          "--authorization-mode=Node,RBAC",
+          "--enable-admission-plugins=NodeRestriction",
+          `--kubelet-client-certificate=${join(dir, "apiserver-kubelet-client.crt")}`,
+          `--kubelet-client-key=${join(dir, "apiserver-kubelet-client.key")}`,
+          "--kubelet-preferred-address-types=InternalIP",
+          `--client-ca-file=${join(dir, "ca.crt")}`,
+        ]
+      : [
+          "--bind-address=127.0.0.1",
+          "--advertise-address=127.0.0.1",
+          // The endpoint reconciler refuses a loopback address; nothing here needs the in-cluster
+          // `kubernetes` Service endpoints.
+          "--endpoint-reconciler-type=none",
+          "--authorization-mode=RBAC",
+          // Needs the default ServiceAccount that only the controller-manager creates.
+          "--disable-admission-plugins=ServiceAccount",
+        ];
     const apiserverArgs = [
       `--etcd-servers=http://127.0.0.1:${etcdPort}`,
-      "--bind-address=127.0.0.1",
-      "--advertise-address=127.0.0.1",
-      // The endpoint reconciler refuses a loopback address; nothing here needs the in-cluster
-      // `kubernetes` Service endpoints.
-      "--endpoint-reconciler-type=none",
+      ...network,
       `--secure-port=${port}`,
       `--tls-cert-file=${join(dir, "apiserver.crt")}`,
       `--tls-private-key-file=${join(dir, "apiserver.key")}`,
       `--token-auth-file=${join(dir, "tokens.csv")}`,
-      "--authorization-mode=RBAC",
       `--service-account-issuer=https://kubernetes.default.svc.cluster.local`,
       `--service-account-key-file=${join(dir, "sa.key")}`,
       `--service-account-signing-key-file=${join(dir, "sa.key")}`,
       `--service-cluster-ip-range=${SERVICE_CIDR}`,
-      // Needs the default ServiceAccount that only the controller-manager creates.
-      "--disable-admission-plugins=ServiceAccount",
       "--profiling=false",
       "--v=1",
     ];

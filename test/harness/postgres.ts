@@ -3,7 +3,7 @@
 // SVC_TEST_PG_URL (a user's own server) replaces all of that when set.
 import { execFile, spawnSync } from "node:child_process";
 import { chownSync, existsSync, readdirSync, readFileSync, rmSync } from "node:fs";
-import { mkdtemp, rm } from "node:fs/promises";
+import { appendFile, mkdtemp, rm } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -62,12 +62,25 @@ async function idOf(flag: "-u" | "-g", user: string): Promise<number> {
 }
 
 /**
- * Starts a private PostgreSQL, or returns the server named by SVC_TEST_PG_URL (stop() is then a
+ * A server reachable beyond loopback, as a managed database is: it also listens on `address`
+ * and lets clients from `clientCidrs` in with the `postgres` user's password (SCRAM).
+ */
+export interface PostgresNetwork {
+  address: string;
+  clientCidrs: string[];
+  password: string;
+}
+
+/**
+ * Starts a private PostgreSQL (always, when `network` is given), or returns the server named by SVC_TEST_PG_URL (stop() is then a
  * no-op). initdb refuses to run as root, so as root the server runs as the `postgres` user.
  */
-export async function startPostgres(env: NodeJS.ProcessEnv = process.env): Promise<PostgresServer> {
+export async function startPostgres(
+  env: NodeJS.ProcessEnv = process.env,
+  network?: PostgresNetwork,
+): Promise<PostgresServer> {
   const external = env[PG_URL_ENV];
-  if (external) return { url: external, external: true, stop: async () => {} };
+  if (external && !network) return { url: external, external: true, stop: async () => {} };
 
   const bin = findPostgresBinDir(env);
   const asRoot = process.getuid?.() === 0;
@@ -109,12 +122,16 @@ export async function startPostgres(env: NodeJS.ProcessEnv = process.env): Promi
   try {
     if (asRoot) chownSync(dir, await idOf("-u", "postgres"), await idOf("-g", "postgres"));
     await exec("initdb", ["-D", data, "-U", "postgres", "-A", "trust", "-E", "UTF8", "--locale=C", "-N"]);
+    if (network) {
+      const hba = network.clientCidrs.map((c) => `host all postgres ${c} scram-sha-256`).join("\n");
+      await appendFile(join(data, "pg_hba.conf"), `\n${hba}\n`);
+    }
     let port = 0;
     // The port is free when picked but could be taken before the server binds it: retry.
     for (let attempt = 1; ; attempt++) {
       port = await freePort();
       const serverOpts = [
-        "-c listen_addresses=127.0.0.1",
+        `-c listen_addresses=${network ? `127.0.0.1,${network.address}` : "127.0.0.1"}`,
         `-p ${port}`,
         `-k ${dir}`,
         // A test database: durability is not the point, speed and many clients are.
@@ -134,8 +151,20 @@ export async function startPostgres(env: NodeJS.ProcessEnv = process.env): Promi
     await client.connect();
     try {
       await client.query(`CREATE DATABASE ${DATABASE}`);
+      if (network) {
+        await client.query("SET password_encryption = 'scram-sha-256'");
+        await client.query(`ALTER USER postgres PASSWORD ${client.escapeLiteral(network.password)}`);
+      }
     } finally {
       await client.end();
+    }
+    if (network) {
+      const password = encodeURIComponent(network.password);
+      return {
+        url: `postgres://postgres:${password}@${network.address}:${port}/${DATABASE}`,
+        external: false,
+        stop,
+      };
     }
     return { url: `postgres://postgres@127.0.0.1:${port}/${DATABASE}`, external: false, stop };
   } catch (err) {
