@@ -81,6 +81,17 @@ export const ConfigSchema = Type.Object(
         trusted_proxies: Type.Optional(
           Type.Array(Type.String({ minLength: 2, maxLength: 64 }), { maxItems: 64 }),
         ),
+        /**
+         * `svcd proxy`: a browser-trusted certificate (PEM chain) and key for the public names,
+         * e.g. a mounted cert-manager Secret. Served to clients whose SNI is one of its names;
+         * the identity from identity_dir serves all others. Reloaded when the files change.
+         */
+        public_tls: Type.Optional(
+          Type.Object(
+            { cert_file: Type.String({ minLength: 1 }), key_file: Type.String({ minLength: 1 }) },
+            { additionalProperties: false },
+          ),
+        ),
       },
       { additionalProperties: false },
     ),

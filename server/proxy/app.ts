@@ -49,7 +49,12 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     return503OnClosing: true,
   };
   // serverFactory keeps the instance typed as the default server, which https.Server extends.
-  const tlsOptions = { cert: deps.tls.certPem, key: deps.tls.keyPem, minVersion: "TLSv1.2" as const };
+  const tlsOptions = {
+    cert: deps.tls.certPem,
+    key: deps.tls.keyPem,
+    minVersion: "TLSv1.2" as const,
+    ...(deps.tls.sniCallback ? { SNICallback: deps.tls.sniCallback } : {}),
+  };
   const app = Fastify({ ...options, serverFactory: (handler) => createServer(tlsOptions, handler) });
   app.setValidatorCompiler(validatorCompiler());
 

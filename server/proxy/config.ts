@@ -1,5 +1,6 @@
 // What the proxy needs to know about itself. Everything here is public or local (no CA keys):
 // the proxy signs nothing and keeps no state, so any number of replicas can share one config.
+import type { SecureContext } from "node:tls";
 
 export interface ClientVersionPolicy {
   /** CLIs older than this are refused by the cluster (semver, e.g. "0.1.0"). */
@@ -45,6 +46,11 @@ export interface ProxyTls {
   /** PEM server certificate chain issued by the host CA for the public address. */
   certPem: string;
   keyPem: string;
+  /**
+   * Picks another certificate by SNI (`proxy.public_tls`); a callback answering no context keeps
+   * the one above.
+   */
+  sniCallback?: (servername: string, cb: (err: Error | null, ctx?: SecureContext) => void) => void;
 }
 
 export const proxyDefaults = {

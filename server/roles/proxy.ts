@@ -25,6 +25,7 @@ import { Closers, configPath, retryUntil, roleKubeConfig, sourceGauges, startSou
 import { type LoadedIdentity, readIdentityFolder, watchIdentityFolder } from "./identity-folder.ts";
 import { LiveResources } from "./live-source.ts";
 import type { ProxyIdentity } from "./proxy-identity.ts";
+import { PUBLIC_TLS_POLL_MS, PublicTls } from "./public-tls.ts";
 
 export interface RunningProxy {
   /** https://host:port actually bound */
@@ -126,9 +127,38 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       return clients;
     };
 
+    // proxy.public_tls: a browser-trusted certificate for its own names (SNI), the identity for
+    // in-cluster names. Not there yet (cert-manager still issuing): the identity serves meanwhile.
+    let publicTls: PublicTls | undefined;
+    if (config.proxy.public_tls) {
+      const { cert_file, key_file } = config.proxy.public_tls;
+      publicTls = await PublicTls.start(
+        { cert_file: configPath(config, cert_file), key_file: configPath(config, key_file) },
+        {
+          intervalMs: PUBLIC_TLS_POLL_MS,
+          onLoad: (l) =>
+            logger.info(
+              { names: l.leaf.subjectAltName, notAfter: l.leaf.validTo },
+              "public TLS certificate in service",
+            ),
+          onError: (err) =>
+            logger.warn(
+              { err: err instanceof Error ? err.message : String(err) },
+              "public TLS certificate unusable; the last good one (or the proxy identity) serves its names",
+            ),
+        },
+      );
+      const running = publicTls;
+      closers.add(() => running.close());
+    }
+
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfigFrom(config, SERVER_VERSION),
-      tls: { certPem: loaded.identity.certPem, keyPem: loaded.identity.keyPem },
+      tls: {
+        certPem: loaded.identity.certPem,
+        keyPem: loaded.identity.keyPem,
+        ...(publicTls ? { sniCallback: publicTls.sniCallback } : {}),
+      },
       authApi: forwarding(() => current().authApi),
       logger,
       ready: () => source?.synced() ?? false,
