@@ -27,6 +27,12 @@ app.kubernetes.io/managed-by: {{ .Release.Service }}
 app.kubernetes.io/part-of: svc
 {{- end }}
 
+{{/* Labels of one component's objects: pass (list $ "operator"). */}}
+{{- define "svc.componentLabels" -}}
+{{ include "svc.labels" (index . 0) }}
+app.kubernetes.io/component: {{ index . 1 }}
+{{- end }}
+
 {{/* Selector labels of one component: pass (list $ "operator"). */}}
 {{- define "svc.selectorLabels" -}}
 {{- $ctx := index . 0 -}}
@@ -44,11 +50,97 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{ include "svc.fullname" . }}-proxy-identity
 {{- end }}
 
-{{/* The svcd configuration file. The PostgreSQL URL is a placeholder that auth's init container
-replaces from the Secret; the proxy never opens the backend, so it keeps the placeholder. */}}
+{{/* The Secret auth writes the first admin's one-time reset link into. */}}
+{{- define "svc.firstAdminSecret" -}}
+{{ include "svc.fullname" . }}-first-admin
+{{- end }}
+
+{{/* Host of proxy.publicAddr (host:port; a bracketed IPv6 host keeps no brackets). */}}
+{{- define "svc.publicHost" -}}
+{{- regexReplaceAll ":[0-9]+$" .Values.proxy.publicAddr "" | trimPrefix "[" | trimSuffix "]" -}}
+{{- end }}
+
+{{/* The Secret holding the browser-trusted certificate for the public address ("" when none). */}}
+{{- define "svc.publicTlsSecret" -}}
+{{- if .Values.tls.existingSecret -}}
+{{ .Values.tls.existingSecret }}
+{{- else if .Values.tls.certManager.enabled -}}
+{{ include "svc.fullname" . }}-public-tls
+{{- end -}}
+{{- end }}
+
+{{/* "true" in evaluation mode (SQLite inside the auth Pod), "" otherwise. */}}
+{{- define "svc.evaluation" -}}
+{{- if eq .Values.database.mode "evaluation" }}true{{ end -}}
+{{- end }}
+
+{{/* auth replicas: one in evaluation mode (SQLite is one process's file). */}}
+{{- define "svc.authReplicas" -}}
+{{- if include "svc.evaluation" . }}1{{ else }}{{ .Values.auth.replicas }}{{ end -}}
+{{- end }}
+
+{{/* The PostgreSQL Secret, required in postgres mode (the schema says so too). */}}
+{{- define "svc.postgresSecret" -}}
+{{- required "database.postgres.existingSecret is required: the name of a Secret holding the PostgreSQL URL (docs/install-kubernetes.md), or set database.mode=evaluation" .Values.database.postgres.existingSecret -}}
+{{- end }}
+
+{{/*
+Scheduling of one component: pass (list $ "proxy" .Values.proxy). nodeSelector, tolerations and
+affinity from the component (else the global ones); topology spread by default across nodes and
+zones with ScheduleAnyway, so one node or zone going away leaves replicas elsewhere without ever
+blocking scheduling on a small cluster.
+*/}}
+{{- define "svc.scheduling" -}}
+{{- $ctx := index . 0 -}}
+{{- $component := index . 1 -}}
+{{- $v := index . 2 -}}
+{{- with ($v.nodeSelector | default $ctx.Values.nodeSelector) }}
+nodeSelector:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with ($v.tolerations | default $ctx.Values.tolerations) }}
+tolerations:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with ($v.affinity | default $ctx.Values.affinity) }}
+affinity:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- if $v.topologySpreadConstraints }}
+topologySpreadConstraints:
+  {{- toYaml $v.topologySpreadConstraints | nindent 2 }}
+{{- else if $ctx.Values.topologySpread.enabled }}
+topologySpreadConstraints:
+  {{- range $key := list "kubernetes.io/hostname" "topology.kubernetes.io/zone" }}
+  - maxSkew: 1
+    topologyKey: {{ $key }}
+    whenUnsatisfiable: ScheduleAnyway
+    labelSelector:
+      matchLabels:
+        {{- include "svc.selectorLabels" (list $ctx $component) | nindent 8 }}
+    matchLabelKeys: [pod-template-hash]
+  {{- end }}
+{{- end }}
+{{- end }}
+
+{{/* Pod-level settings every component shares. */}}
+{{- define "svc.podCommon" -}}
+{{- with .Values.imagePullSecrets }}
+imagePullSecrets:
+  {{- toYaml . | nindent 2 }}
+{{- end }}
+{{- with .Values.priorityClassName }}
+priorityClassName: {{ . }}
+{{- end }}
+securityContext:
+  {{- toYaml .Values.podSecurityContext | nindent 2 }}
+{{- end }}
+
+{{/* The svcd configuration file auth and proxy read. It holds no secret. */}}
 {{- define "svc.config" -}}
 version: 1
 cluster_name: {{ .Values.clusterName | quote }}
+trust_domain: {{ .Values.trustDomain | default .Values.clusterName | quote }}
 log_level: {{ .Values.logLevel | quote }}
 auth:
   listen_addr: "0.0.0.0:{{ .Values.auth.port }}"
@@ -63,8 +155,15 @@ auth:
     secret_name: "{{ include "svc.proxyIdentitySecret" . }}"
     dns_names:
       - "{{ include "svc.fullname" . }}-proxy"
+      - "{{ include "svc.fullname" . }}-proxy.{{ .Release.Namespace }}"
       - "{{ include "svc.fullname" . }}-proxy.{{ .Release.Namespace }}.svc"
+      - "{{ include "svc.fullname" . }}-proxy.{{ .Release.Namespace }}.svc.cluster.local"
     ttl: {{ .Values.proxy.identityTTL | quote }}
+  {{- with .Values.firstAdmin.user }}
+  first_admin:
+    user: {{ . | quote }}
+    secret_name: "{{ include "svc.firstAdminSecret" $ }}"
+  {{- end }}
 proxy:
   listen_addr: "0.0.0.0:{{ .Values.proxy.port }}"
   public_addr: {{ .Values.proxy.publicAddr | quote }}
@@ -72,6 +171,11 @@ proxy:
   diagnostics_addr: "0.0.0.0:{{ .Values.proxy.diagnosticsPort }}"
   auth_addr: "{{ include "svc.fullname" . }}-auth.{{ .Release.Namespace }}.svc:{{ .Values.auth.port }}"
   identity_dir: /var/run/svc/identity
+  {{- if include "svc.publicTlsSecret" . }}
+  public_tls:
+    cert_file: /var/run/svc/public-tls/tls.crt
+    key_file: /var/run/svc/public-tls/tls.key
+  {{- end }}
   {{- with .Values.proxy.trustedProxies }}
   trusted_proxies:
     {{- toYaml . | nindent 4 }}
@@ -82,11 +186,22 @@ client_tools:
 source:
   type: kubernetes
   namespace: {{ .Release.Namespace | quote }}
+  preset_roles: {{ .Values.presetRoles }}
 ca_store:
   type: kubernetes
   namespace: {{ .Release.Namespace | quote }}
   secret_prefix: {{ .Values.operator.caSecretPrefix | quote }}
 backend:
+{{- if include "svc.evaluation" . }}
+  # Evaluation only: one auth replica, state in this Pod's volume.
+  type: sqlite
+  path: /var/lib/svc/state.db
+{{- else }}
   type: postgres
-  url: "postgres://url-from-secret.invalid/svc"
+  # The mounted Secret database.postgres.existingSecret; the URL never enters this ConfigMap.
+  url_file: /var/run/svc/postgres/url
+  {{- with .Values.database.postgres.schema }}
+  schema: {{ . | quote }}
+  {{- end }}
+{{- end }}
 {{- end }}
