@@ -6,7 +6,7 @@ export PATH := $(NODE_BIN):$(CURDIR)/node_modules/.bin:$(PATH)
 # Native addons (node-pty, ssh2's optional helpers) must build against Node 24's headers.
 export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
 
-.PHONY: start test deps provision lint typecheck unit bench gen e2e-kind clean
+.PHONY: start test deps provision lint typecheck unit bench gen e2e-kind clean image
 
 ## start: run auth + proxy in one process on the embedded default (data in $SVC_DATA_DIR or ./data)
 start: deps
@@ -50,6 +50,10 @@ gen: deps
 
 clean:
 	rm -rf node_modules data
+
+## image: build the OCI image archive dist/svc-image.tar from the committed tree, no Docker daemon (docs/image.md)
+image:
+	./scripts/image/build.sh
 
 ## e2e-kind: the operator tests against a kind cluster (needs a Docker engine and kind; see docs/operator.md)
 e2e-kind: deps
