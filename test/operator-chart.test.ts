@@ -16,6 +16,8 @@ import { must, NS, type OperatorTestCluster, startOperatorCluster } from "./oper
 const run = promisify(execFile);
 const root = join(import.meta.dirname, "..");
 const chart = join(root, "charts", "svc");
+// The defaults plus the one required value (the PostgreSQL Secret's name).
+const values = join(chart, "ci", "default-values.yaml");
 
 interface K8sObject {
   apiVersion: string;
@@ -36,11 +38,11 @@ describe("Helm chart charts/svc", () => {
   // Kubernetes kinds only: the chart also ships svc.dev Roles (the presets), counted apart.
   const ofKind = (kind: string) =>
     rendered.filter((o) => o.kind === kind && !o.apiVersion.startsWith("svc.dev/"));
-  const presetRoles = () => rendered.filter((o) => o.apiVersion.startsWith("svc.dev/"));
+  const presetRoles = () => rendered.filter((o) => o.apiVersion.startsWith("svc.dev/") && o.kind === "Role");
   const named = (kind: string, name: string) => ofKind(kind).find((o) => o.metadata.name === name);
 
   beforeAll(async () => {
-    const text = await helm(["template", "svc", chart, "--namespace", NS, "--include-crds"]);
+    const text = await helm(["template", "svc", chart, "--namespace", NS, "--include-crds", "-f", values]);
     rendered = parseAllDocuments(text)
       .map((d) => d.toJS() as K8sObject | null)
       .filter((o): o is K8sObject => o !== null);
@@ -52,7 +54,7 @@ describe("Helm chart charts/svc", () => {
   });
 
   it("passes helm lint", async () => {
-    const out = await helm(["lint", chart, "--strict"]);
+    const out = await helm(["lint", chart, "--strict", "-f", values]);
     expect(out).toMatch(/1 chart\(s\) linted, 0 chart\(s\) failed/);
   });
 
@@ -66,7 +68,13 @@ describe("Helm chart charts/svc", () => {
       ofKind("Service")
         .map((d) => d.metadata.name)
         .sort(),
-    ).toEqual(["svc-auth", "svc-proxy"]);
+    ).toEqual([
+      "svc-auth",
+      "svc-auth-diagnostics",
+      "svc-operator-diagnostics",
+      "svc-proxy",
+      "svc-proxy-diagnostics",
+    ]);
     expect(ofKind("ServiceAccount").length).toBe(3);
     // One Role per component, all generated from operator/rbac.ts.
     expect(ofKind("Role").length).toBe(3);
@@ -84,7 +92,7 @@ describe("Helm chart charts/svc", () => {
     expect(binding?.subjects).toEqual(plain.find((d) => d.kind === "RoleBinding")?.subjects);
   });
 
-  it("lets auth get/update only the rendered proxy identity Secret by name (plus create, which takes no name)", () => {
+  it("lets auth change only the proxy identity and first-admin Secrets, by name (plus create, which takes no name)", () => {
     const role = named("Role", "svc-auth") as (K8sObject & { rules?: PolicyRule[] }) | undefined;
     const secretRules = (role?.rules ?? []).filter((r) => r.resources.includes("secrets"));
     expect(secretRules).toEqual([
@@ -94,6 +102,13 @@ describe("Helm chart charts/svc", () => {
         resources: ["secrets"],
         verbs: ["get", "update"],
         resourceNames: ["svc-proxy-identity"],
+      },
+      // The first admin's reset-link Secret, by name (auth.first_admin.secret_name in the config).
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        verbs: ["get", "update", "delete"],
+        resourceNames: ["svc-first-admin"],
       },
     ]);
     // The name the proxy mounts is the name auth may update.
@@ -114,6 +129,8 @@ describe("Helm chart charts/svc", () => {
       chart,
       "--namespace",
       NS,
+      "-f",
+      values,
       "--set",
       "proxy.trustedProxies={10.244.0.0/16,192.0.2.10}",
     ]);
@@ -123,12 +140,12 @@ describe("Helm chart charts/svc", () => {
     expect(configOf(objects).proxy.trusted_proxies).toEqual(["10.244.0.0/16", "192.0.2.10"]);
   });
 
-  it("takes auth's PostgreSQL URL from a Secret and gives the proxy none", () => {
+  it("mounts auth's PostgreSQL URL from the Secret as a file (backend.url_file) and gives the proxy none", () => {
     const auth = JSON.stringify(named("Deployment", "svc-auth"));
     const proxy = JSON.stringify(named("Deployment", "svc-proxy"));
-    expect(auth).toContain('"secretKeyRef":{"name":"svc-postgres","key":"url"}');
-    expect(proxy).not.toContain("secretKeyRef");
-    expect(JSON.stringify(named("ConfigMap", "svc-config"))).toContain("url-from-secret.invalid");
+    expect(auth).toContain('"secretName":"svc-postgres"');
+    expect(proxy).not.toContain("svc-postgres");
+    expect(JSON.stringify(named("ConfigMap", "svc-config"))).toContain("url_file: /var/run/svc/postgres/url");
   });
 
   it("applies to a real apiserver: CRDs, RBAC, ConfigMap, Services; Deployments pass a server-side dry run", async () => {
@@ -148,14 +165,20 @@ describe("Helm chart charts/svc", () => {
         "app.kubernetes.io/part-of=svc",
       ]),
     );
-    const applied = rendered.filter((o) => !["CustomResourceDefinition", "Deployment"].includes(o.kind));
+    const applied = rendered.filter(
+      (o) => !["CustomResourceDefinition", "Deployment", "Pod"].includes(o.kind),
+    );
     await must(kubectl(admin(), ["apply", "-f", "-"], yaml(applied)));
     // The preset Roles land as svc.dev Roles with their login templates intact.
     expect(presetRoles().map((r) => r.metadata.name)).toEqual(["admin", "access"]);
     const adminRole = await must(kubectl(admin(), ["get", "roles.svc.dev", "admin", "-n", NS, "-o", "json"]));
     expect(JSON.parse(adminRole).spec.allow.logins).toContain("{{internal.logins}}");
     const dry = await must(
-      kubectl(admin(), ["apply", "--dry-run=server", "-f", "-"], yaml(ofKind("Deployment"))),
+      kubectl(
+        admin(),
+        ["apply", "--dry-run=server", "-f", "-"],
+        yaml([...ofKind("Deployment"), ...ofKind("Pod")]),
+      ),
     );
     expect(dry).toContain("deployment.apps/svc-operator");
     // The chart's RBAC is what the operator identity now has.
