@@ -90,7 +90,16 @@ export interface E2ePlatform {
 async function helmTemplate(): Promise<K8sObject[]> {
   const { stdout } = await run(
     toolPath("helm"),
-    ["template", "svc", join(root, "charts", "svc"), "--namespace", NS],
+    // The one required value: the RBAC applied here does not depend on it.
+    [
+      "template",
+      "svc",
+      join(root, "charts", "svc"),
+      "--namespace",
+      NS,
+      "-f",
+      join(root, "charts", "svc", "ci", "default-values.yaml"),
+    ],
     { maxBuffer: 32 * 1024 * 1024 },
   );
   return parseAllDocuments(stdout)

@@ -65,6 +65,9 @@ describe("ProxyIdentitySecret (auth issues the proxy's identity into a Secret)",
       join(import.meta.dirname, "..", "charts", "svc"),
       "--namespace",
       NS,
+      // The one required value: the RBAC applied here does not depend on it.
+      "--set",
+      "database.postgres.existingSecret=svc-postgres",
     ]);
     const rbac = parseAllDocuments(stdout)
       .map((d) => d.toJS() as { kind: string; metadata: { labels?: Record<string, string> } } | null)
