@@ -256,7 +256,7 @@ describe("charts/svc values and templates", () => {
     });
   });
 
-  it("LoadBalancer Service: annotations, source ranges, traffic policy, node port", () => {
+  it("LoadBalancer Services: annotations, source ranges, traffic policy, node port", () => {
     const svc = find<{ spec: V1Service["spec"] }>(all, "Service", "svc-proxy");
     expect(svc.metadata.annotations).toEqual({
       "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing",
@@ -268,6 +268,13 @@ describe("charts/svc values and templates", () => {
       ports: [{ name: "https", port: 443, targetPort: "https", nodePort: 30443 }],
     });
     expect(find<{ spec: V1Service["spec"] }>(defaults, "Service", "svc-proxy").spec?.type).toBe("ClusterIP");
+    // auth's gRPC for node agents outside the cluster: exposed only when asked.
+    expect(find<{ spec: V1Service["spec"] }>(defaults, "Service", "svc-auth").spec?.type).toBe("ClusterIP");
+    expect(find<{ spec: V1Service["spec"] }>(all, "Service", "svc-auth").spec).toMatchObject({
+      type: "LoadBalancer",
+      loadBalancerSourceRanges: ["198.51.100.0/24"],
+      ports: [{ name: "grpc", port: 3025 }],
+    });
   });
 
   it("ServiceMonitors scrape each component's /metrics through its diagnostics Service", () => {
