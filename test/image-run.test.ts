@@ -127,6 +127,34 @@ describe("the image under podman", () => {
     expect(svcctl).toMatch(/Usage: svcctl/);
   }, 180_000);
 
+  it("loads every module auth, proxy and the operator run (node-pty, left out, is only the agent's)", async () => {
+    const modules = [
+      "/opt/svc/server/roles/auth.ts",
+      "/opt/svc/server/roles/proxy.ts",
+      "/opt/svc/operator/main.ts",
+      "/opt/svc/core/ca/secret-store.ts",
+      "@kubernetes/client-node",
+    ];
+    const script = `import { createRequire } from "node:module";
+const require = createRequire("/opt/svc/package.json");
+for (const m of ${JSON.stringify(modules)}) await import(m.startsWith("/") ? m : require.resolve(m));
+console.log("loaded");`;
+    const out = await podman([
+      "run",
+      "--rm",
+      "--runtime",
+      "runc",
+      "--entrypoint",
+      "node",
+      image.reference,
+      "--disable-warning=ExperimentalWarning",
+      "--input-type=module",
+      "--eval",
+      script,
+    ]);
+    expect(out.trim()).toBe("loaded");
+  }, 120_000);
+
   it("svcd start (the image's default command) serves ping and gRPC health to the host, and stops on SIGTERM", async () => {
     const ports = { auth: await freePort(), proxy: await freePort(), diag: await freePort() };
     await podman([
@@ -138,6 +166,12 @@ describe("the image under podman", () => {
       "runc",
       "--network",
       "host",
+      // As the chart runs it: read-only root filesystem, no capabilities.
+      "--read-only",
+      "--cap-drop",
+      "all",
+      "--security-opt",
+      "no-new-privileges",
       "--volume",
       `${volume}:/var/lib/svc`,
       image.reference,
