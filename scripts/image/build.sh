@@ -104,6 +104,7 @@ for deb in "$work/debian/var/cache/apt/archives/"*.deb; do
   name="$(dpkg-deb -f "$deb" Package)"
   { dpkg-deb -f "$deb" Package Version Architecture Source Maintainer Multi-Arch
     echo "Status: install ok installed"; } >"$base/var/lib/dpkg/status.d/$name"
+  step "  $name $(dpkg-deb -f "$deb" Version)"
 done
 printf 'root:x:0:0:root:/root:/sbin/nologin\nsvc:x:10001:10001:svc:/var/lib/svc:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n' >"$base/etc/passwd"
 printf 'root:x:0:\nsvc:x:10001:\nnogroup:x:65534:\n' >"$base/etc/group"
