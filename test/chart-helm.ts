@@ -81,3 +81,46 @@ export function podSpecs(
     return [];
   });
 }
+
+/** One command of docs/install-kubernetes.md: continuation lines joined, heredocs kept whole. */
+export interface DocCommand {
+  /** The `## ` heading it is under, e.g. "3. Install". */
+  section: string;
+  text: string;
+}
+
+/** Every command in the ```sh blocks of a Markdown file, in order. */
+export function docCommands(markdown: string): DocCommand[] {
+  const out: DocCommand[] = [];
+  let section = "";
+  let fence: string | undefined; // the fence's indentation while inside a block
+  let current: string[] = [];
+  let heredoc: string | undefined;
+  for (const line of markdown.split("\n")) {
+    if (fence === undefined) {
+      if (line.startsWith("## ")) section = line.slice(3).trim();
+      const open = /^(\s*)```sh\s*$/.exec(line);
+      if (open) fence = open[1] ?? "";
+      continue;
+    }
+    if (/^\s*```\s*$/.test(line)) {
+      fence = undefined;
+      continue;
+    }
+    // A block inside a list item is indented like its fence; the commands are not.
+    const text = line.startsWith(fence) ? line.slice(fence.length) : line;
+    current.push(text);
+    if (heredoc) {
+      if (text.trim() === heredoc) heredoc = undefined;
+    } else {
+      const m = /<<'?(\w+)'?\s*$/.exec(text);
+      if (m?.[1]) heredoc = m[1];
+    }
+    if (!heredoc && !text.endsWith("\\")) {
+      const joined = current.join("\n").trim();
+      if (joined) out.push({ section, text: joined });
+      current = [];
+    }
+  }
+  return out;
+}

@@ -1,11 +1,10 @@
-// The Helm chart installed for real on a real kube-apiserver (test/harness/kube.ts): `helm install`
-// with the defaults, with every option on and in evaluation mode, each into a namespace that
-// enforces Pod Security "restricted"; the third-party kinds (ServiceMonitor, cert-manager
-// Certificate, Gateway API routes) validated against their real CRDs, which
-// scripts/tools/third-party-crds.sh fetches from the Go module proxy. No kubelet runs here, so every
-// Pod the chart would run is also created as a server-side dry run to pass PSA's enforcement (the
-// Deployments themselves only get warnings). `helm uninstall` keeps what docs/install-kubernetes.md
-// says it keeps.
+// The Helm chart installed for real on a real kube-apiserver (test/harness/kube.ts) with the
+// charts/svc/ci values: every option on and evaluation mode, each into a namespace that enforces
+// Pod Security "restricted"; the third-party kinds (ServiceMonitor, cert-manager Certificate,
+// Gateway API routes) validated against their real CRDs, which scripts/tools/third-party-crds.sh
+// fetches from the Go module proxy. No kubelet runs here, so every Pod the chart would run is also
+// created as a server-side dry run to meet PSA's enforcement (Deployments only get warnings).
+// test/chart-guide.test.ts runs the commands of docs/install-kubernetes.md.
 import { execFile } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { join } from "node:path";
@@ -54,55 +53,6 @@ describe("charts/svc installed on a real apiserver", () => {
     await kube?.stop();
   });
 
-  it("helm install with the defaults: NOTES print the first admin's reset-link command; no PSA warnings", async () => {
-    await restrictedNamespace("svc-system");
-    // The database Secret, as docs/install-kubernetes.md creates it.
-    await admin([
-      "-n",
-      "svc-system",
-      "create",
-      "secret",
-      "generic",
-      "svc-postgres",
-      "--from-literal=url=postgres://svc:secret@db.example.com:5432/svc?sslmode=require",
-    ]);
-    const r = await install("svc", "svc-system", ["--set", "database.postgres.existingSecret=svc-postgres"]);
-    expect(r.stdout).toContain(
-      "kubectl -n svc-system get secret svc-first-admin -o jsonpath='{.data.reset-url}' | base64 -d",
-    );
-    expect(r.stdout).toContain("port-forward service/svc-proxy");
-    expect(r.stderr).not.toMatch(/PodSecurity|violate/);
-    expect(await admin(["-n", "svc-system", "get", "deployments", "-o", "name"])).toBe(
-      "deployment.apps/svc-auth\ndeployment.apps/svc-operator\ndeployment.apps/svc-proxy\n",
-    );
-    const user = JSON.parse(await admin(["-n", "svc-system", "get", "users.svc.dev", "admin", "-o", "json"]));
-    expect(user.spec.roles).toEqual(["admin"]);
-    // The test hook is not created by install.
-    expect(await admin(["-n", "svc-system", "get", "pods", "-o", "name"])).toBe("");
-  });
-
-  it("helm uninstall keeps the CRDs and the first admin User, removes the rest", async () => {
-    // A CA Secret as the operator creates it (it is not the chart's, so Helm never deletes it).
-    await admin([
-      "-n",
-      "svc-system",
-      "create",
-      "secret",
-      "generic",
-      "svc-ca-host",
-      "--from-literal=ca.json={}",
-    ]);
-    const r = await helm(["uninstall", "svc", "--namespace", "svc-system"], env());
-    expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/kept due to the resource policy:\s*\[User\] admin/);
-    expect(await admin(["-n", "svc-system", "get", "deployments", "-o", "name"])).toBe("");
-    expect(await admin(["-n", "svc-system", "get", "users.svc.dev", "-o", "name"])).toBe(
-      "user.svc.dev/admin\n",
-    );
-    expect(await admin(["-n", "svc-system", "get", "secrets", "-o", "name"])).toContain("secret/svc-ca-host");
-    expect(await admin(["get", "crd", "users.svc.dev", "-o", "name"])).toContain("users.svc.dev");
-  });
-
   it("every option on (ServiceMonitor, Certificate, Ingress, HTTPRoute, BackendTLSPolicy, TLSRoute, LoadBalancer) installs", async () => {
     await restrictedNamespace("svc-all");
     const r = await install("svc", "svc-all", ["-f", ci("all-options")]);
@@ -149,11 +99,12 @@ describe("charts/svc installed on a real apiserver", () => {
         kind: "Pod",
         metadata: {
           name: owner.split("/")[1]?.concat("-psa") ?? "x",
-          namespace: "svc-system",
+          namespace: "svc-psa",
           labels: metadata.labels ?? {},
         },
         spec,
       }));
+    await restrictedNamespace("svc-psa");
     for (const values of ["default", "all-options", "evaluation"] as const) {
       const pods = asPods(await render(["-f", ci(values)]));
       expect(pods.length).toBe(4);
