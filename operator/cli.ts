@@ -20,6 +20,9 @@ export interface OperatorCommandFlags {
   diagnosticsAddr?: string;
   authAddr?: string;
   authServerName?: string;
+  presetRoles: string;
+  finalizerTimeout: string;
+  staleAfter: string;
 }
 
 function seconds(flag: string, value: string): number {
@@ -63,7 +66,20 @@ export function registerOperatorCommand(program: Command): Command {
       "--auth-server-name <name>",
       "name to verify in auth's certificate (default: the --auth-addr host)",
     )
+    .option(
+      "--preset-roles <true|false>",
+      "whether the preset Roles admin and access exist without custom resources (auth's source.preset_roles must match)",
+      "true",
+    )
+    .option(
+      "--finalizer-timeout <s>",
+      "seconds a deleted User's finalizer waits for auth before it is removed anyway (Warning Event)",
+      "120",
+    )
+    .option("--stale-after <s>", "seconds without a current informer before /readyz fails", "60")
     .action(async (flags: OperatorCommandFlags) => {
+      if (flags.presetRoles !== "true" && flags.presetRoles !== "false")
+        throw new Error("operator: --preset-roles must be true or false");
       const env = process.env;
       const namespace = flags.namespace ?? env["SVC_NAMESPACE"] ?? env["POD_NAMESPACE"];
       const clusterName = flags.clusterName ?? env["SVC_CLUSTER_NAME"];
@@ -82,6 +98,9 @@ export function registerOperatorCommand(program: Command): Command {
         retryPeriodMs: seconds("retry-period", flags.retryPeriod),
         resyncMs: seconds("resync", flags.resync),
         recheckMs: seconds("recheck", flags.recheck),
+        presetRoles: flags.presetRoles === "true",
+        finalizerTimeoutMs: seconds("finalizer-timeout", flags.finalizerTimeout),
+        staleAfterMs: seconds("stale-after", flags.staleAfter),
         ...(flags.kubeconfig ? { kubeconfigPath: flags.kubeconfig } : {}),
         ...(flags.trustDomain ? { trustDomain: flags.trustDomain } : {}),
         ...(flags.identity ? { identity: flags.identity } : podName ? { identity: podName } : {}),

@@ -2,21 +2,24 @@
 // queue's handler dispatching each key to its kind's reconciler. Informers only say *which* object
 // to look at; a reconciler always reads the object itself (level-triggered, so a missed event is
 // repaired by the next event or the resync). A Role appearing or going re-queues the kinds that
-// name roles, so UnknownRole clears (or appears) without waiting for the resync.
+// name roles, so UnknownRole clears (or appears) without waiting for the resync. Watches ask for
+// bookmarks and report whether they are open (core/sources/watch-health.ts), for readiness.
 import {
   CustomObjectsApi,
   type Informer,
   type KubeConfig,
   type KubernetesListObject,
   type KubernetesObject,
-  makeInformer,
+  ListWatch,
   type ObjectCache,
 } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import type { Clock } from "../core/clock.ts";
 import { UnavailableError } from "../core/errors.ts";
-import { isResourceKind, presets, RESOURCE_KINDS, type ResourceKind } from "../core/resources/index.ts";
+import { isResourceKind, RESOURCE_KINDS, type ResourceKind } from "../core/resources/index.ts";
 import { crCoordinates, crPath, kubeError } from "../core/sources/kube-api.ts";
+import { PRESET_ROLE_NAMES } from "../core/sources/preset-roles.ts";
+import { BookmarkWatch, Freshness } from "../core/sources/watch-health.ts";
 import type { SessionRevoker, TokenUsage } from "./auth-hooks.ts";
 import type { EventRecorder } from "./events.ts";
 import type { ObjectClient } from "./kube.ts";
@@ -43,13 +46,18 @@ export interface ControllerOptions {
   metrics?: OperatorMetrics | undefined;
   backoffBaseMs?: number;
   backoffMaxMs?: number;
+  /** Whether the preset Roles count as existing without their custom resources (default true). */
+  presetRoles?: boolean;
+  /** A deleted User's finalizer goes after this long even when auth never answered (default 2 min). */
+  finalizerTimeoutMs?: number;
+  /** …or after this many failed tries, whichever comes first (default 10). */
+  finalizerMaxTries?: number;
 }
 
 type ListableInformer = Informer<KubernetesObject> & ObjectCache<KubernetesObject>;
 
 /** Kinds whose validity depends on which Roles exist. */
 const ROLE_DEPENDENTS: readonly ResourceKind[] = ["User", "Connector", "AgentIdentity"];
-const PRESET_ROLE_NAMES = presets().map((r) => r.metadata.name);
 
 export function keyOf(kind: ResourceKind, name: string): string {
   return `${kind}/${name}`;
@@ -71,6 +79,7 @@ export class Controller {
   readonly #listed = new Set<ResourceKind>();
   readonly #retries = new Set<NodeJS.Timeout>();
   #running = false;
+  readonly #freshness = new Freshness<ResourceKind>(RESOURCE_KINDS);
 
   constructor(o: ControllerOptions) {
     this.#o = o;
@@ -84,6 +93,12 @@ export class Controller {
       sessionRevoker: o.sessionRevoker,
       tokenUsage: o.tokenUsage,
       recheckMs: o.recheckMs ?? 30_000,
+      finalizerAttempts: new Map(),
+      finalizerTimeoutMs: o.finalizerTimeoutMs ?? 120_000,
+      finalizerMaxTries: o.finalizerMaxTries ?? 10,
+      ...(o.metrics
+        ? { onFinalizerSkipped: (kind, finalizer) => o.metrics?.finalizersSkipped.inc({ kind, finalizer }) }
+        : {}),
     };
     this.#queue = new WorkQueue({
       handler: (key) => this.#reconcile(key),
@@ -125,6 +140,16 @@ export class Controller {
     await this.#queue.stop();
   }
 
+  /** Every kind listed once by this controller. */
+  synced(): boolean {
+    return this.#running && this.#listed.size === RESOURCE_KINDS.length;
+  }
+
+  /** Seconds each kind's informer has not been known current (0 while its watch is open). */
+  staleSeconds(): Record<ResourceKind, number> {
+    return this.#freshness.staleSeconds();
+  }
+
   /** Waits until no key is waiting or being reconciled (tests). */
   idle(): Promise<void> {
     return this.#queue.idle();
@@ -137,12 +162,14 @@ export class Controller {
         namespace: this.#o.namespace,
       })) as KubernetesListObject<KubernetesObject>;
       if (this.#running) this.#listed.add(kind);
+      this.#freshness.current(kind);
       return list;
     };
-    const informer: ListableInformer = makeInformer(
-      this.#o.kubeConfig,
+    const informer: ListableInformer = new ListWatch(
       crPath(this.#o.namespace, kind),
+      new BookmarkWatch(this.#o.kubeConfig, this.#freshness.hooks(kind)),
       listFn,
+      false,
     );
     this.#informers.set(kind, informer);
     const enqueue = (obj: KubernetesObject) => {
@@ -164,6 +191,7 @@ export class Controller {
     });
     informer.on("error", (err: unknown) => {
       if (!this.#running) return; // includes the "aborted" error stop() causes
+      this.#freshness.closed(kind);
       failures++;
       const delayMs = Math.min(30_000, 500 * 2 ** Math.min(failures - 1, 10));
       this.#o.logger.warn(
@@ -189,7 +217,7 @@ export class Controller {
   }
 
   #roleNames(): ReadonlySet<string> {
-    const names = new Set(PRESET_ROLE_NAMES);
+    const names = new Set(this.#o.presetRoles === false ? [] : PRESET_ROLE_NAMES);
     for (const obj of this.#informers.get("Role")?.list() ?? []) {
       if (obj.metadata?.name && !obj.metadata.deletionTimestamp) names.add(obj.metadata.name);
     }

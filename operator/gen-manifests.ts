@@ -41,6 +41,7 @@ function plainOperatorRbac(): string {
 const NS = "SVCNAMESPACEPLACEHOLDER";
 const LEASE = "SVCLEASEPLACEHOLDER";
 const PROXY_IDENTITY = "SVCPROXYIDENTITYPLACEHOLDER";
+const FIRST_ADMIN = "SVCFIRSTADMINPLACEHOLDER";
 const LABELS = "SVCLABELSPLACEHOLDER";
 const nameOf = (component: string) => `SVCNAMEPLACEHOLDER${component}`;
 
@@ -53,6 +54,8 @@ function chartRbac(component: string, rules: PolicyRule[]): string {
     .replaceAll(NS, "{{ .Release.Namespace }}")
     .replaceAll(LEASE, "{{ .Values.operator.leaderElection.leaseName }}")
     .replaceAll(PROXY_IDENTITY, '{{ include "svc.proxyIdentitySecret" . }}')
+    // The same helper names auth.first_admin.secret_name in the chart.
+    .replaceAll(FIRST_ADMIN, '{{ include "svc.firstAdminSecret" . }}')
     .replace(
       new RegExp(`^(\\s*)${LABELS}: ${component}$`, "gm"),
       (_m, indent: string) =>
@@ -84,7 +87,7 @@ export function expectedFiles(): Map<string, string> {
   const out = new Map<string, string>();
   out.set("operator/rbac.yaml", plainOperatorRbac());
   out.set("charts/svc/templates/operator-rbac.yaml", chartRbac("operator", operatorRules(LEASE)));
-  out.set("charts/svc/templates/auth-rbac.yaml", chartRbac("auth", authRules(PROXY_IDENTITY)));
+  out.set("charts/svc/templates/auth-rbac.yaml", chartRbac("auth", authRules(PROXY_IDENTITY, FIRST_ADMIN)));
   out.set("charts/svc/templates/proxy-rbac.yaml", chartRbac("proxy", proxyRules()));
   out.set("charts/svc/templates/preset-roles.yaml", chartPresetRoles());
   for (const file of readdirSync(join(root, "crds"))

@@ -6,11 +6,19 @@
 // retryPeriod and gives up leadership if it could not renew within renewDeadline, which is shorter
 // than leaseDuration so it stops working before anyone else may start. Writes carry the Lease's
 // resourceVersion, so two candidates racing cannot both win. release() empties the holder so a
-// successor takes over at once (used on SIGTERM).
+// successor takes over at once (used on SIGTERM). Every call carries a deadline (abortOptions): a
+// renewal is aborted when the renew deadline passes, so a hung apiserver request cannot keep a
+// leader working after it may have lost the Lease (client-go bounds its renewals the same way).
 import { CoordinationV1Api, type KubeConfig, type V1Lease, V1MicroTime } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { BadParameterError } from "../core/errors.ts";
-import { kubeError, kubeStatusCode, PART_OF_LABEL, PART_OF_VALUE } from "../core/sources/kube-api.ts";
+import {
+  abortOptions,
+  kubeError,
+  kubeStatusCode,
+  PART_OF_LABEL,
+  PART_OF_VALUE,
+} from "../core/sources/kube-api.ts";
 
 export interface LeaderElectionOptions {
   kubeConfig: KubeConfig;
@@ -55,6 +63,8 @@ export class LeaderElector {
   /** The last Lease record seen, and when (our clock) it last changed. */
   #observed: { holder: string; renewTime: string; at: number } | undefined;
   #loop: Promise<void> | undefined;
+  /** When (our clock) the apiserver last answered a Lease call, whatever it answered. */
+  #lastContact: number | undefined;
 
   constructor(o: LeaderElectionOptions) {
     const leaseDurationMs = o.leaseDurationMs ?? 15_000;
@@ -76,6 +86,11 @@ export class LeaderElector {
     return this.#leading !== undefined;
   }
 
+  /** When the apiserver last answered a Lease call (ms epoch), for a standby's readiness. */
+  lastContact(): number | undefined {
+    return this.#lastContact;
+  }
+
   /** Campaigns until stop(): acquire, lead while renewals succeed, and campaign again after a loss. */
   start(): void {
     this.#loop ??= this.#run();
@@ -91,7 +106,7 @@ export class LeaderElector {
     const stop = this.#stop.signal;
     while (!stop.aborted) {
       // acquire
-      while (!stop.aborted && !(await this.#tryAcquireOrRenew()))
+      while (!stop.aborted && !(await this.#attempt(Date.now() + this.#o.renewDeadlineMs)))
         await sleep(jittered(this.#o.retryPeriodMs), stop);
       if (stop.aborted) break;
       const leading = new AbortController();
@@ -106,12 +121,14 @@ export class LeaderElector {
           ),
         );
       // renew
-      let lastRenew = Date.now();
+      // Counted from before the winning request was sent: the Lease cannot be newer than that.
+      let lastRenew = this.#attemptStarted;
       while (!stop.aborted) {
         await sleep(this.#o.retryPeriodMs, stop);
         if (stop.aborted) break;
-        if (await this.#tryAcquireOrRenew()) lastRenew = Date.now();
-        else if (Date.now() - lastRenew >= this.#o.renewDeadlineMs) break;
+        const deadline = lastRenew + this.#o.renewDeadlineMs;
+        if (await this.#attempt(deadline)) lastRenew = this.#attemptStarted;
+        else if (Date.now() >= deadline) break;
       }
       // Stop working before handing the Lease back, so two leaders never overlap.
       leading.abort();
@@ -129,30 +146,58 @@ export class LeaderElector {
     }
   }
 
+  #attemptStarted = 0;
+
+  /**
+   * One acquire-or-renew attempt that gives up at `deadline` (ms epoch): its requests are aborted
+   * then, and an answer that comes later is not waited for.
+   */
+  async #attempt(deadline: number): Promise<boolean> {
+    this.#attemptStarted = Date.now();
+    const remaining = Math.max(1, deadline - this.#attemptStarted);
+    const signal = AbortSignal.timeout(remaining);
+    let timer: NodeJS.Timeout | undefined;
+    const expired = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), remaining + 50);
+    });
+    try {
+      return await Promise.race([this.#tryAcquireOrRenew(signal), expired]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   /** One attempt; true when we hold the Lease afterwards. Failures count as "not held". */
-  async #tryAcquireOrRenew(): Promise<boolean> {
+  async #tryAcquireOrRenew(signal: AbortSignal): Promise<boolean> {
+    const opts = abortOptions(signal);
     const { namespace, leaseName: name, identity } = this.#o;
     const now = new V1MicroTime(Date.now());
     const durationSeconds = Math.ceil(this.#o.leaseDurationMs / 1000);
     let lease: V1Lease;
     try {
-      lease = await this.#api.readNamespacedLease({ name, namespace });
+      lease = await this.#api.readNamespacedLease({ name, namespace }, opts);
+      this.#contact();
     } catch (err) {
       if (kubeStatusCode(err) !== 404) return this.#failed(err);
+      this.#contact();
       try {
-        await this.#api.createNamespacedLease({
-          namespace,
-          body: {
-            metadata: { name, namespace, labels: { [PART_OF_LABEL]: PART_OF_VALUE } },
-            spec: {
-              holderIdentity: identity,
-              leaseDurationSeconds: durationSeconds,
-              acquireTime: now,
-              renewTime: now,
-              leaseTransitions: 0,
+        await this.#api.createNamespacedLease(
+          {
+            namespace,
+            body: {
+              metadata: { name, namespace, labels: { [PART_OF_LABEL]: PART_OF_VALUE } },
+              spec: {
+                holderIdentity: identity,
+                leaseDurationSeconds: durationSeconds,
+                acquireTime: now,
+                renewTime: now,
+                leaseTransitions: 0,
+              },
             },
           },
-        });
+          opts,
+        );
+        this.#contact();
         this.#observe(identity, now.toISOString());
         return true;
       } catch (createErr) {
@@ -167,22 +212,27 @@ export class LeaderElector {
     const heldByOther = holder !== "" && holder !== identity;
     const duration = (spec.leaseDurationSeconds ?? durationSeconds) * 1000;
     if (heldByOther && observedAt + duration > Date.now()) return false;
+    if (signal.aborted) return false;
     try {
-      await this.#api.replaceNamespacedLease({
-        name,
-        namespace,
-        body: {
-          ...lease,
-          spec: {
-            ...spec,
-            holderIdentity: identity,
-            leaseDurationSeconds: durationSeconds,
-            renewTime: now,
-            acquireTime: holder === identity && spec.acquireTime ? spec.acquireTime : now,
-            leaseTransitions: (spec.leaseTransitions ?? 0) + (holder === identity ? 0 : 1),
+      await this.#api.replaceNamespacedLease(
+        {
+          name,
+          namespace,
+          body: {
+            ...lease,
+            spec: {
+              ...spec,
+              holderIdentity: identity,
+              leaseDurationSeconds: durationSeconds,
+              renewTime: now,
+              acquireTime: holder === identity && spec.acquireTime ? spec.acquireTime : now,
+              leaseTransitions: (spec.leaseTransitions ?? 0) + (holder === identity ? 0 : 1),
+            },
           },
         },
-      });
+        opts,
+      );
+      this.#contact();
       this.#observe(identity, now.toISOString());
       return true;
     } catch (err) {
@@ -196,7 +246,13 @@ export class LeaderElector {
       this.#observed = { holder, renewTime, at: Date.now() };
   }
 
+  #contact(): void {
+    this.#lastContact = Date.now();
+  }
+
   #failed(err: unknown): false {
+    // Any HTTP answer (409, 403, ...) shows the apiserver is reachable.
+    if (kubeStatusCode(err) !== undefined) this.#contact();
     if (kubeStatusCode(err) !== 409) {
       this.#o.logger.warn(
         { lease: this.#o.leaseName, err: kubeError(err, "Lease").message },
@@ -209,22 +265,26 @@ export class LeaderElector {
   /** Hands the Lease back: empty holder, so the next candidate acquires it without waiting. */
   async #release(): Promise<void> {
     const { namespace, leaseName: name, identity } = this.#o;
+    const opts = abortOptions(AbortSignal.timeout(this.#o.renewDeadlineMs));
     try {
-      const lease = await this.#api.readNamespacedLease({ name, namespace });
+      const lease = await this.#api.readNamespacedLease({ name, namespace }, opts);
       if (lease.spec?.holderIdentity !== identity) return;
-      await this.#api.replaceNamespacedLease({
-        name,
-        namespace,
-        body: {
-          ...lease,
-          spec: {
-            ...lease.spec,
-            holderIdentity: "",
-            leaseDurationSeconds: 1,
-            renewTime: new V1MicroTime(Date.now()),
+      await this.#api.replaceNamespacedLease(
+        {
+          name,
+          namespace,
+          body: {
+            ...lease,
+            spec: {
+              ...lease.spec,
+              holderIdentity: "",
+              leaseDurationSeconds: 1,
+              renewTime: new V1MicroTime(Date.now()),
+            },
           },
         },
-      });
+        opts,
+      );
       this.#o.logger.info({ lease: name }, "released leadership");
     } catch (err) {
       this.#o.logger.warn(

@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import { hostname } from "node:os";
 import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
+import { Gauge } from "prom-client";
 import type { CaKeyStore } from "../core/ca/key-store.ts";
 import { SecretCaKeyStore } from "../core/ca/secret-store.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
@@ -60,6 +61,12 @@ export interface OperatorOptions {
   authServerName?: string;
   /** host:port of the diagnostics listener (/healthz, /metrics); none when absent. Port 0 picks one. */
   diagnosticsAddr?: string;
+  /** Whether the preset Roles (admin, access) exist without custom resources (default true). */
+  presetRoles?: boolean;
+  /** A deleted User's finalizer goes after this long even when auth never answered (default 2 min). */
+  finalizerTimeoutMs?: number;
+  /** /readyz fails once an informer has not been known current this long (default 60 s). */
+  staleAfterMs?: number;
   /** Stop (and release the Lease) on SIGTERM / SIGINT. The CLI sets it; tests do not. */
   handleSignals?: boolean;
 }
@@ -71,6 +78,8 @@ export interface OperatorHandle {
   readonly diagnosticsPort: number | undefined;
   /** Whether the CA Secrets were confirmed and the controller runs. */
   isReconciling(): boolean;
+  /** What /readyz answers (see ready() in runOperator). */
+  isReady(): boolean;
   /** Stops reconciling and releases the Lease when leading. Safe to call twice. */
   stop(): Promise<void>;
   /** Resolves once stop() finished (or a signal stopped the operator). */
@@ -123,13 +132,46 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
 
   const registry = createMetricsRegistry("operator");
   const metrics = new OperatorMetrics(registry);
+  let active: { controller: Controller; caReady: boolean } | undefined;
+  let elector: LeaderElector | undefined;
+  const staleAfterS = (opts.staleAfterMs ?? 60_000) / 1000;
+  const leaseDurationMs = opts.leaseDurationMs ?? 15_000;
+  // Leader: its controller runs, every informer has listed and none is stale. Standby: the
+  // apiserver answered a Lease call within one lease duration (it could take over).
+  const ready = (): boolean => {
+    if (elector?.isLeader()) {
+      const current = active;
+      if (!current?.caReady || !current.controller.synced()) return false;
+      return Object.values(current.controller.staleSeconds()).every((s) => s < staleAfterS);
+    }
+    const contact = elector?.lastContact();
+    return contact !== undefined && Date.now() - contact < leaseDurationMs;
+  };
+  new Gauge({
+    name: "svc_operator_ready",
+    help: "1 while /readyz answers 200.",
+    registers: [registry],
+    collect() {
+      this.set(ready() ? 1 : 0);
+    },
+  });
   let diagnostics: Awaited<ReturnType<typeof startDiagnostics>> | undefined;
   if (opts.diagnosticsAddr) {
     const { host, port } = splitHostPort(opts.diagnosticsAddr);
-    diagnostics = await startDiagnostics(registry, host, port);
+    diagnostics = await startDiagnostics(registry, host, port, { ready });
   }
-
-  let active: { controller: Controller; caReady: boolean } | undefined;
+  new Gauge({
+    name: "svc_operator_informer_stale_seconds",
+    help: "Seconds each kind's informer has not been known current (0 while its watch is open; leader only).",
+    labelNames: ["kind"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      const current = active;
+      if (!current) return;
+      for (const [kind, s] of Object.entries(current.controller.staleSeconds())) this.set({ kind }, s);
+    },
+  });
   const stopActive = async () => {
     const current = active;
     active = undefined;
@@ -160,6 +202,8 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
         metrics,
         ...(opts.resyncMs !== undefined ? { resyncMs: opts.resyncMs } : {}),
         ...(opts.recheckMs !== undefined ? { recheckMs: opts.recheckMs } : {}),
+        ...(opts.presetRoles !== undefined ? { presetRoles: opts.presetRoles } : {}),
+        ...(opts.finalizerTimeoutMs !== undefined ? { finalizerTimeoutMs: opts.finalizerTimeoutMs } : {}),
       }),
     };
     active = state;
@@ -186,7 +230,7 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
     await state.controller.start(signal);
   };
 
-  const elector = new LeaderElector({
+  elector = new LeaderElector({
     kubeConfig,
     namespace,
     identity,
@@ -231,6 +275,7 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
     diagnosticsPort: diagnostics?.port,
     isLeader: () => elector.isLeader(),
     isReconciling: () => active?.caReady === true,
+    isReady: ready,
     stop,
     done,
   };

@@ -8,6 +8,7 @@ export class OperatorMetrics {
   readonly reconcileSeconds: Histogram<"kind">;
   readonly queueBusy: Gauge;
   readonly leader: Gauge;
+  readonly finalizersSkipped: Counter<"kind" | "finalizer">;
 
   constructor(registry: Registry) {
     this.reconciles = new Counter({
@@ -26,6 +27,12 @@ export class OperatorMetrics {
     this.queueBusy = new Gauge({
       name: "svc_operator_queue_busy",
       help: "Keys waiting in or being processed by the work queue.",
+      registers: [registry],
+    });
+    this.finalizersSkipped = new Counter({
+      name: "svc_operator_finalizer_skipped_total",
+      help: "Finalizers removed although their work kept failing (bounded retries ran out).",
+      labelNames: ["kind", "finalizer"],
       registers: [registry],
     });
     this.leader = new Gauge({

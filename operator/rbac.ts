@@ -39,9 +39,10 @@ export function operatorRules(leaseName: string): PolicyRule[] {
  * auth: decides from informer caches of every kind, reads the CA Secrets and Connector client
  * secrets, and records bot renewals and token redemptions in status. As the only CA holder it also
  * issues the proxy's TLS identity into the Secret `proxyIdentitySecret` and renews it
- * (docs/kubernetes-mode.md): `create` cannot be limited to a name, get/update are.
+ * (docs/kubernetes-mode.md): `create` cannot be limited to a name, get/update are. With
+ * auth.first_admin it keeps the first admin's reset link in the Secret `firstAdminSecret`.
  */
-export function authRules(proxyIdentitySecret: string): PolicyRule[] {
+export function authRules(proxyIdentitySecret: string, firstAdminSecret: string): PolicyRule[] {
   return [
     { apiGroups: [API_GROUP], resources: plurals, verbs: ["get", "list", "watch"] },
     // The admin RPCs (svcctl users/tokens/agent-identities) write these kinds for the caller
@@ -62,6 +63,14 @@ export function authRules(proxyIdentitySecret: string): PolicyRule[] {
       resources: ["secrets"],
       verbs: ["get", "update"],
       resourceNames: [proxyIdentitySecret],
+    },
+    // auth.first_admin: the reset link Secret (created through the rule above), replaced when the
+    // link expired unused, deleted once the user has a credential.
+    {
+      apiGroups: [""],
+      resources: ["secrets"],
+      verbs: ["get", "update", "delete"],
+      resourceNames: [firstAdminSecret],
     },
   ];
 }

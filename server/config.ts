@@ -14,6 +14,11 @@ export const ConfigSchema = Type.Object(
   {
     version: Type.Literal(1, { default: 1 }),
     cluster_name: Type.String({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" }),
+    /**
+     * SPIFFE trust domain of the workload identities (default: cluster_name). In Kubernetes it must
+     * match the operator's --trust-domain, which created the SPIFFE CA.
+     */
+    trust_domain: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: "^[a-z0-9._-]+$" })),
     data_dir: Type.Optional(Type.String({ minLength: 1 })),
     auth: Type.Object(
       {
@@ -38,6 +43,23 @@ export const ConfigSchema = Type.Object(
               }),
               /** Lifetime of both certificates; re-issued when less than half remains. */
               ttl: Type.String({ default: "24h" }),
+            },
+            { additionalProperties: false },
+          ),
+        ),
+        /**
+         * Kubernetes mode: while the User `user` has no password and no WebAuthn device, auth keeps
+         * one one-time reset link for it in the Secret `secret_name` (docs/kubernetes-mode.md).
+         */
+        first_admin: Type.Optional(
+          Type.Object(
+            {
+              user: Type.String({
+                minLength: 1,
+                maxLength: 64,
+                pattern: "^[a-z0-9]([a-z0-9.-]{0,62}[a-z0-9])?$",
+              }),
+              secret_name: Type.String({ minLength: 1, maxLength: 253 }),
             },
             { additionalProperties: false },
           ),
@@ -132,6 +154,13 @@ export const ConfigSchema = Type.Object(
           type: Type.Literal("kubernetes"),
           namespace: Type.String({ minLength: 1 }),
           kubeconfig: Type.Optional(Type.String()),
+          /**
+           * The preset Roles (admin, access) exist even without their custom resources; a Role of
+           * the same name replaces one. Must match the operator's --preset-roles (default true).
+           */
+          preset_roles: Type.Boolean({ default: true }),
+          /** /readyz fails once a kind has not been known current this long (apiserver unreachable). */
+          stale_after: Type.String({ pattern: DURATION_PATTERN, default: "60s" }),
         },
         { additionalProperties: false },
       ),

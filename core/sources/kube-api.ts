@@ -2,7 +2,13 @@
 // kubeconfig, the custom-resource coordinates of each kind, and turning client errors into our
 // typed errors. Messages carry the apiserver's own Status message, never request bodies, so a
 // Secret's content can never reach a log through an error.
-import { KubeConfig } from "@kubernetes/client-node";
+import {
+  type ConfigurationOptions,
+  KubeConfig,
+  Observable,
+  type ObservableMiddleware,
+  type RequestContext,
+} from "@kubernetes/client-node";
 import {
   AccessDeniedError,
   AlreadyExistsError,
@@ -115,4 +121,27 @@ export function kubeError(err: unknown, what: string): SvcError {
     default:
       return new UnavailableError(`apiserver answered ${code} for ${what}${detail}`);
   }
+}
+
+/**
+ * Per-call options that abort the request when `signal` aborts (e.g. AbortSignal.timeout(ms)):
+ * client-node's generated calls have no timeout of their own, so a hung apiserver connection
+ * would otherwise hold the caller forever.
+ */
+export function abortOptions(
+  signal: AbortSignal,
+  opt?: ConfigurationOptions<ObservableMiddleware>,
+): ConfigurationOptions<ObservableMiddleware> {
+  const middleware: ObservableMiddleware = {
+    pre: (ctx: RequestContext) => {
+      ctx.setSignal(signal);
+      return new Observable(Promise.resolve(ctx));
+    },
+    post: (response) => new Observable(Promise.resolve(response)),
+  };
+  return {
+    ...opt,
+    middleware: [...(opt?.middleware ?? []), middleware],
+    middlewareMergeStrategy: "append",
+  };
 }

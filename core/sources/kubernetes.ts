@@ -8,7 +8,9 @@
 // after 410 Gone, but it stops for good after any other error (apiserver down, list refused). We
 // then replace it with a fresh informer after a capped exponential backoff; the fresh informer
 // lists again, and that list is applied as a snapshot, so deletions missed while disconnected are
-// caught. A periodic resync replays the informer's objects through validation.
+// caught. A periodic resync replays the informer's objects through validation. Watches ask for
+// bookmarks and report whether they are open (watch-health.ts): staleSeconds() says how long each
+// kind has not been known current.
 import {
   CustomObjectsApi,
   type KubeConfig,
@@ -17,7 +19,6 @@ import {
   ListWatch,
   PatchStrategy,
   setHeaderOptions,
-  Watch,
 } from "@kubernetes/client-node";
 import type { TSchema } from "@sinclair/typebox";
 import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
@@ -35,6 +36,7 @@ import {
 import { ResourceCache } from "./cache.ts";
 import { crCoordinates, crPath, kubeError, kubeStatusCode } from "./kube-api.ts";
 import type { ResourceSource, ResourceWriter, SourceEvent, SourceProblem } from "./source.ts";
+import { BookmarkWatch, Freshness } from "./watch-health.ts";
 
 export interface KubernetesSourceOptions {
   kubeConfig: KubeConfig;
@@ -144,6 +146,7 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
   #syncWaiters: Array<() => void> = [];
   #writeWaiters = new Set<Waiter>();
   #resyncTimer: NodeJS.Timeout | undefined;
+  readonly #freshness: Freshness<ResourceKind>;
 
   constructor(opts: KubernetesSourceOptions) {
     this.#namespace = opts.namespace;
@@ -166,6 +169,12 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
       retry: undefined,
       seen: new Map(),
     }));
+    this.#freshness = new Freshness(this.#states.map((s) => s.kind));
+  }
+
+  /** Seconds each kind has not been known current (0 while its watch is open). */
+  staleSeconds(): Partial<Record<ResourceKind, number>> {
+    return this.#freshness.staleSeconds();
   }
 
   get namespace(): string {
@@ -344,6 +353,7 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
       // A list that returns after this informer was replaced or stopped must not open a watch.
       if (!current()) throw new Error("aborted: informer replaced");
       state.failures = 0;
+      this.#freshness.current(state.kind);
       this.#snapshot(state, list.items ?? [], false);
       this.#markListed(state);
       // The informer fills its own cache from this list right after we return; resync may use it
@@ -363,7 +373,17 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
     };
     const informer = new ListWatch<RawObject>(
       crPath(this.#namespace, state.kind),
-      new Watch(this.#kubeConfig),
+      new BookmarkWatch(this.#kubeConfig, {
+        onOpen: () => {
+          if (current()) this.#freshness.opened(state.kind);
+        },
+        onEvent: () => {
+          if (current()) this.#freshness.current(state.kind);
+        },
+        onClose: () => {
+          if (current()) this.#freshness.closed(state.kind);
+        },
+      }),
       listFn,
       false,
       undefined,
@@ -402,6 +422,7 @@ export class KubernetesSource implements ResourceSource, ResourceWriter {
   #failed(state: KindState, generation: number, err: unknown): void {
     if (state.generation !== generation || state.retry) return;
     state.failures++;
+    this.#freshness.closed(state.kind);
     try {
       this.#onWatchError?.(state.kind, kubeError(err, `list/watch of ${kindInfo[state.kind].plural}`));
     } catch {

@@ -35,6 +35,11 @@ export interface ResourceSource {
   subscribe(listener: (event: SourceEvent) => void): () => void;
   /** Current problems (bad manifests, invalid objects); the last good version is kept. */
   problems(): SourceProblem[];
+  /**
+   * Seconds each kind has not been known current (Kubernetes: 0 while its watch is open, growing
+   * while the apiserver is unreachable). Absent for sources that cannot go stale (a folder).
+   */
+  staleSeconds?(): Partial<Record<ResourceKind, number>>;
 }
 
 /** Write access, for the admin CLI and the operator's status updates. */

@@ -29,6 +29,13 @@ export interface ReconcileContext {
   tokenUsage?: TokenUsage | undefined;
   /** How soon to look again at something outside our watch (a missing Secret), in ms. */
   recheckMs: number;
+  /** Failed finalizer work per object uid: when it first failed and how often. */
+  finalizerAttempts: Map<string, { firstFailureAt: number; tries: number }>;
+  /** Finalizer work that keeps failing is given up after this long… */
+  finalizerTimeoutMs: number;
+  /** …or this many tries, and the finalizer removed anyway (with a Warning Event). */
+  finalizerMaxTries: number;
+  onFinalizerSkipped?: (kind: ResourceKind, finalizer: string) => void;
 }
 
 export type Reconciler = (ctx: ReconcileContext, name: string) => Promise<ReconcileResult | undefined>;

@@ -10,6 +10,7 @@ import type { ResourceSource, ResourceWriter } from "../../core/sources/source.t
 import { AgentIdentityService } from "./bot-identity.ts";
 import { type AdmittedNodeIssuer, IamJoin } from "./join-iam.ts";
 import { keyMaterialFrom } from "./keys.ts";
+import { managedBySvcctl } from "./managed-by.ts";
 import { SpiffeService } from "./spiffe.ts";
 
 export interface MachineIdentityOptions {
@@ -40,7 +41,7 @@ export function machineIdentityHandlers(o: MachineIdentityOptions): MachineIdent
   const agentIdentities = new AgentIdentityService({
     backend: o.backend,
     source: o.source,
-    ...(o.writer ? { writer: o.writer } : {}),
+    ...(o.writer ? { writer: managedBySvcctl(o.writer) } : {}),
     clock: o.clock,
     logger: o.logger,
     userCertSigner: o.cas.sshUserSigner,

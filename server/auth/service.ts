@@ -52,6 +52,7 @@ import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./inte
 import type { AgentJoinHandler } from "./join-agent.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
+import { managedBySvcctl } from "./managed-by.ts";
 import { authorizeNodeLogin } from "./node-login.ts";
 import { NodeStore } from "./nodes.ts";
 import { OperatorHooks } from "./operator-hooks.ts";
@@ -231,7 +232,7 @@ export class AuthService {
     this.resets = new PasswordResets({ backend: deps.backend, clock: deps.clock });
     const adminAudit = (e: { event_type: string; user_name: string; success: boolean; fields: JsonObject }) =>
       this.#audit(e);
-    const writer = deps.writer ? { writer: deps.writer } : {};
+    const writer = deps.writer ? { writer: managedBySvcctl(deps.writer) } : {};
     this.#adminUsers = new AdminUsers({
       source: deps.source,
       ...writer,

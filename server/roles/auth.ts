@@ -4,6 +4,7 @@
 // into the live gRPC server) and, as the only CA holder, the proxy's identity Secret. The diagnostics listener starts first, so /healthz answers while auth
 // waits for its CAs; /readyz turns true once the resource cache has synced and gRPC is serving.
 
+import { hostname } from "node:os";
 import type { Backend } from "../../core/backend/backend.ts";
 import { openBackend } from "../../core/backend/index.ts";
 import { CertificateAuthorities } from "../../core/ca/authorities.ts";
@@ -13,12 +14,21 @@ import { type Clock, systemClock } from "../../core/clock.ts";
 import { parseDuration } from "../../core/duration.ts";
 import type { ResourceSource } from "../../core/sources/source.ts";
 import { type AuthRole, startAuthRole } from "../assemble-auth.ts";
+import { FirstAdminSecret } from "../auth/first-admin.ts";
 import { type Config, loadConfigFile, postgresUrl, splitHostPort } from "../config.ts";
 import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
 import { createLogger, type Logger } from "../logger.ts";
 import { untilSignal } from "../signals.ts";
 import { issueServerIdentity } from "../wiring.ts";
-import { Closers, configPath, retryUntil, roleKubeConfig, sourceGauges, startSource } from "./common.ts";
+import {
+  Closers,
+  configPath,
+  retryUntil,
+  roleKubeConfig,
+  sourceFresh,
+  sourceGauges,
+  startSource,
+} from "./common.ts";
 import { LiveResources } from "./live-source.ts";
 import { ProxyIdentitySecret } from "./proxy-identity.ts";
 import { ServerCertRenewer } from "./server-cert-renewal.ts";
@@ -95,7 +105,7 @@ export async function startAuth(config: Config, deps: RoleDeps = {}): Promise<Ru
   };
   let source: (ResourceSource & { synced(): boolean }) | undefined;
   let serving = false;
-  const ready = () => serving && (source?.synced() ?? false);
+  const ready = () => serving && (source?.synced() ?? false) && sourceFresh(config, source ?? {});
 
   try {
     const registry = createMetricsRegistry("auth");
@@ -114,7 +124,7 @@ export async function startAuth(config: Config, deps: RoleDeps = {}): Promise<Ru
       () =>
         CertificateAuthorities.loadOrCreate(store, {
           clusterName: config.cluster_name,
-          trustDomain: config.cluster_name,
+          trustDomain: config.trust_domain ?? config.cluster_name,
           clock,
         }),
       { logger, signal: deps.signal ? AbortSignal.any([deps.signal, stopping.signal]) : stopping.signal },
@@ -180,6 +190,26 @@ export async function startAuth(config: Config, deps: RoleDeps = {}): Promise<Ru
       });
       manager.start();
       closers.add(() => manager.stop());
+    }
+
+    const firstAdmin = config.auth.first_admin;
+    if (firstAdmin) {
+      if (config.source.type !== "kubernetes")
+        throw new Error("auth.first_admin needs the kubernetes source (it writes a Secret in its namespace)");
+      const keeper = new FirstAdminSecret({
+        kubeConfig: kubeConfig(),
+        namespace: config.source.namespace,
+        secretName: firstAdmin.secret_name,
+        user: firstAdmin.user,
+        publicAddr: config.proxy.public_addr,
+        backend,
+        source: resources,
+        clock,
+        logger,
+        instance: env["POD_NAME"] ?? hostname(),
+      });
+      keeper.start();
+      closers.add(() => keeper.stop());
     }
 
     return {

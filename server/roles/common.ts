@@ -3,10 +3,12 @@
 import { isAbsolute, resolve } from "node:path";
 import type { KubeConfig } from "@kubernetes/client-node";
 import { Gauge, type Registry } from "prom-client";
+import { parseDuration } from "../../core/duration.ts";
 import { RESOURCE_KINDS } from "../../core/resources/index.ts";
 import { FolderSource } from "../../core/sources/folder.ts";
 import { loadKubeConfig } from "../../core/sources/kube-api.ts";
 import { KubernetesSource } from "../../core/sources/kubernetes.ts";
+import { WithPresetRoles } from "../../core/sources/preset-roles.ts";
 import type { ResourceSource, ResourceWriter } from "../../core/sources/source.ts";
 import type { Config } from "../config.ts";
 import type { Logger } from "../logger.ts";
@@ -42,14 +44,39 @@ export async function startSource(
             logger.warn({ problem: p }, "manifest problem; the last good version stays in force"),
         });
   await source.start();
-  return source;
+  // With preset roles on, auth and proxy count admin/access as existing, as the operator does.
+  return config.source.type === "kubernetes" && config.source.preset_roles
+    ? new WithPresetRoles(source)
+    : source;
+}
+
+/**
+ * Whether the source is current enough to decide from: every kind known current within
+ * `source.stale_after` (a folder source never goes stale).
+ */
+export function sourceFresh(config: Config, source: Pick<ResourceSource, "staleSeconds">): boolean {
+  if (config.source.type !== "kubernetes") return true;
+  const limit = parseDuration(config.source.stale_after) / 1000;
+  return Object.values(source.staleSeconds?.() ?? {}).every((s) => s < limit);
 }
 
 /**
  * svc_source_synced (1 once the resource cache is complete) and svc_source_objects{kind} (objects
  * in the cache that decisions see), so propagation can be watched from outside.
  */
-export function sourceGauges(registry: Registry, source: Pick<ResourceSource, "synced" | "list">): void {
+export function sourceGauges(
+  registry: Registry,
+  source: Pick<ResourceSource, "synced" | "list" | "staleSeconds">,
+): void {
+  new Gauge({
+    name: "svc_source_stale_seconds",
+    help: "seconds each kind's informer has not been known current (0 while its watch is open)",
+    labelNames: ["kind"],
+    registers: [registry],
+    collect() {
+      for (const [kind, s] of Object.entries(source.staleSeconds?.() ?? {})) this.set({ kind }, s ?? 0);
+    },
+  });
   new Gauge({
     name: "svc_source_synced",
     help: "1 once every kind of the resource source has been listed",

@@ -60,4 +60,8 @@ export class LiveResources implements ResourceSource {
   problems(): SourceProblem[] {
     return this.#inner.problems();
   }
+
+  staleSeconds(): Partial<Record<ResourceKind, number>> {
+    return this.#inner.staleSeconds?.() ?? {};
+  }
 }

@@ -21,7 +21,15 @@ import { terminalRoutes } from "../proxy/terminal-route.ts";
 import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
 import type { RoleDeps } from "./auth.ts";
-import { Closers, configPath, retryUntil, roleKubeConfig, sourceGauges, startSource } from "./common.ts";
+import {
+  Closers,
+  configPath,
+  retryUntil,
+  roleKubeConfig,
+  sourceFresh,
+  sourceGauges,
+  startSource,
+} from "./common.ts";
 import { type LoadedIdentity, readIdentityFolder, watchIdentityFolder } from "./identity-folder.ts";
 import { LiveResources } from "./live-source.ts";
 import type { ProxyIdentity } from "./proxy-identity.ts";
@@ -90,7 +98,10 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
   let clients: AuthClients | undefined;
   let source: LiveResources | undefined;
   const ready = async (): Promise<boolean> =>
-    Boolean(source?.synced()) && clients !== undefined && (await clients.authApi.health().catch(() => false));
+    Boolean(source?.synced()) &&
+    sourceFresh(config, source ?? {}) &&
+    clients !== undefined &&
+    (await clients.authApi.health().catch(() => false));
 
   try {
     const registry = createMetricsRegistry("proxy");
@@ -161,7 +172,7 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       },
       authApi: forwarding(() => current().authApi),
       logger,
-      ready: () => source?.synced() ?? false,
+      ready: () => (source?.synced() ?? false) && sourceFresh(config, source ?? {}),
       resources: source,
       routes: [
         terminalRoutes({ terminalAuth: forwarding(() => current().terminalAuth), clock }),
