@@ -104,6 +104,16 @@ describe("charts/svc values and templates", () => {
     expect(container(off, "svc-operator").args).toContain("--preset-roles=false");
   });
 
+  it("rolls auth and proxy without dropping requests: surge first, serve a while after the delete", () => {
+    for (const name of ["svc-auth", "svc-proxy"]) {
+      expect(find<Deployment>(defaults, "Deployment", name).spec.strategy?.rollingUpdate).toEqual({
+        maxUnavailable: 0,
+        maxSurge: 1,
+      });
+      expect(container(defaults, name).lifecycle?.preStop).toEqual({ sleep: { seconds: 5 } });
+    }
+  });
+
   it("probes the operator's /readyz and /healthz on its diagnostics port", () => {
     const op = container(defaults, "svc-operator");
     expect(op.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "diagnostics" });
