@@ -260,6 +260,12 @@ describe("docs/install-kubernetes.md, command by command", () => {
     expect(cert.spec).toMatchObject({ dnsNames: ["svc.example.com"], issuerRef: { name: "letsencrypt" } });
   });
 
+  it("charts/svc/README.md shows only commands of the guide (so they run here too)", async () => {
+    const readme = docCommands(await readFile(join(root, "charts", "svc", "README.md"), "utf8"));
+    expect(readme.length).toBeGreaterThan(0);
+    for (const c of readme) expect(guide.map((g) => g.text)).toContain(c.text);
+  });
+
   it("leaves to the end-to-end cluster test only the commands that need running Pods", () => {
     const left = guide.filter((c) => !ran.has(c)).map((c) => c.text.split("\n")[0]);
     expect(left).toEqual([
