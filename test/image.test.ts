@@ -156,6 +156,8 @@ describe("make image", () => {
       "lib/x86_64-linux-gnu/libc.so.6",
       "usr/lib/x86_64-linux-gnu/libstdc++.so.6",
       "etc/passwd",
+      "var/lib/dpkg/status.d/libc6",
+      "var/lib/dpkg/status.d/libstdc++6",
     ]) {
       expect(paths.has(p), p).toBe(true);
     }
@@ -173,6 +175,8 @@ describe("make image", () => {
     expect(
       [...paths].filter((p) => /^opt\/svc\/(test|bench|docs|charts|scripts)(\/|$)|\.test\.ts$/.test(p)),
     ).toEqual([]);
+    // Scanners are told only about packages with files in the image (not base-files' mawk).
+    expect(paths.has("var/lib/dpkg/status.d/mawk")).toBe(false);
     // node-pty, the agent's PTY, is left out: auth, proxy and the operator never load it.
     expect(paths.has("opt/svc/node_modules/node-pty")).toBe(false);
     // Owned by root, but for the data folder of uid 10001.

@@ -95,13 +95,28 @@ mkdir -p "$base"
 # the distribution); no dpkg, apt, shell or compiler exists in the extract variant to begin with.
 (cd "$work/debian" && find lib lib64 usr/lib etc/ld.so.conf.d etc/os-release etc/debian_version \
   usr/share/doc -path usr/lib/x86_64-linux-gnu/gconv -prune -o \
-  \( -path 'usr/share/doc/*' ! -name copyright ! -type d \) -prune -o -print0 |
+  \( -path 'usr/share/doc/*/*' ! -name copyright \) -prune -o -print0 |
   tar --null --no-recursion -T - -cf -) | tar -x -C "$base"
 mkdir -p "$base/var/lib/dpkg/status.d" "$base/tmp" "$base/var/lib/svc" "$base/etc"
-# A package list for scanners (the distroless convention: one stanza per package in status.d).
+# A package list for scanners (the distroless convention: one stanza per package in status.d),
+# naming only packages that left a file in the image (base-files pulls in mawk, which is not).
 for deb in "$work/debian/var/cache/apt/archives/"*.deb; do
   [ -e "$deb" ] || break
   name="$(dpkg-deb -f "$deb" Package)"
+  shipped=""
+  while IFS= read -r f; do
+    f="${f#./}"
+    case "$f" in "" | usr/share/doc/*) continue ;; esac
+    if [ ! -d "$base/$f" ] && [ -e "$base/$f" ]; then shipped=1 && break; fi
+  done < <(dpkg-deb --fsys-tarfile "$deb" | tar -t)
+  if [ -z "$shipped" ]; then
+    # Its copyright stays when a shipped package's doc folder links to it (libstdc++6 ->
+    # gcc-12-base).
+    if [ -z "$(find "$base/usr/share/doc" -maxdepth 1 -type l -lname "$name")" ]; then
+      rm -rf "${base:?}/usr/share/doc/$name"
+    fi
+    continue
+  fi
   { dpkg-deb -f "$deb" Package Version Architecture Source Maintainer Multi-Arch
     echo "Status: install ok installed"; } >"$base/var/lib/dpkg/status.d/$name"
   step "  $name $(dpkg-deb -f "$deb" Version)"
