@@ -22,6 +22,11 @@ describe("config", () => {
     [{ auth: { ...good.auth, session_ttl: "forever" } }, /auth\.session_ttl/],
     [{ proxy: { ...good.proxy, trusted_proxies: ["10.0.0.0/33"] } }, /proxy\.trusted_proxies/],
     [{ proxy: { ...good.proxy, trusted_proxies: ["lb.example.com"] } }, /proxy\.trusted_proxies/],
+    [{ proxy: { ...good.proxy, public_tls: { cert_file: "tls.crt" } } }, /proxy\.public_tls/],
+    [
+      { proxy: { ...good.proxy, public_tls: { cert_file: "a", key_file: "b", ca: "c" } } },
+      /proxy\.public_tls/,
+    ],
   ])("names the failing field (%#)", (patch, message) => {
     expect(() => checkConfig({ ...structuredClone(good), ...patch })).toThrow(message);
   });
@@ -32,6 +37,14 @@ describe("config", () => {
       proxy: { ...good.proxy, trusted_proxies: ["10.0.0.0/8", "192.0.2.1", "fd00::/8"] },
     });
     expect(c.proxy.trusted_proxies).toEqual(["10.0.0.0/8", "192.0.2.1", "fd00::/8"]);
+  });
+
+  it("takes proxy.public_tls as a certificate file and a key file", () => {
+    const c = checkConfig({
+      ...structuredClone(good),
+      proxy: { ...good.proxy, public_tls: { cert_file: "/tls/tls.crt", key_file: "/tls/tls.key" } },
+    });
+    expect(c.proxy.public_tls).toEqual({ cert_file: "/tls/tls.crt", key_file: "/tls/tls.key" });
   });
 
   it("splits host:port including bracketed IPv6", () => {
