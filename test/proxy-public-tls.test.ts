@@ -2,13 +2,16 @@
 // browser-trusted certificate from another CA (as cert-manager would put it in a Secret) to
 // clients asking for the public name, and the auth-issued identity to in-cluster names and
 // clients without SNI. The files appear after start and are renewed in place; a broken update
-// (key of another certificate) is never taken. Clients are plain node:https with SNI.
+// (key of another certificate) is never taken. Clients are plain node:https with SNI. The chart's
+// `helm test` script runs against the same proxy.
+import { execFile } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { mkdir, mkdtemp, rename, rm, writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
+import { promisify } from "node:util";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -25,8 +28,10 @@ import { checkConfig } from "../server/config.ts";
 import { readIdentityFolder } from "../server/roles/identity-folder.ts";
 import { type RunningProxy, startProxy } from "../server/roles/proxy.ts";
 import { PUBLIC_TLS_POLL_MS } from "../server/roles/public-tls.ts";
+import { ci, podSpecs, render } from "./chart-helm.ts";
 import { type AuthSide, startAuthSide } from "./proxy-fixture.ts";
 
+const run = promisify(execFile);
 const PUBLIC = "svc.example.test";
 const IN_CLUSTER = "svc-proxy.svc-system.svc";
 const clock = systemClock;
@@ -105,7 +110,7 @@ describe("svcd proxy with proxy.public_tls", () => {
     dir = await mkdtemp(join(tmpdir(), "svc-public-tls-"));
     authSide = await startAuthSide();
     // The identity auth would write into the Secret: in-cluster names and the public host.
-    const id = await leaf(authSide.cas.hostCa, [IN_CLUSTER, PUBLIC]);
+    const id = await leaf(authSide.cas.hostCa, [IN_CLUSTER, PUBLIC, "localhost"]);
     const clientKey = generateEcdsaP256();
     const clientCertPem = await issueTlsClientCert(authSide.cas.hostCa, {
       publicKey: clientKey.publicKey,
@@ -210,7 +215,7 @@ describe("svcd proxy with proxy.public_tls", () => {
   });
 
   it("keeps choosing by SNI after auth renews the identity (setSecureContext replaces only the default)", async () => {
-    const id = await leaf(authSide.cas.hostCa, [IN_CLUSTER, PUBLIC]);
+    const id = await leaf(authSide.cas.hostCa, [IN_CLUSTER, PUBLIC, "localhost"]);
     const idSerial = new X509Certificate(id.certPem).serialNumber;
     const publicSerial = (await ping(port, PUBLIC, publicCaPem)).serial;
     const current = (await readIdentityFolder(join(dir, "identity"))).identity;
@@ -226,5 +231,28 @@ describe("svcd proxy with proxy.public_tls", () => {
       10_000,
     );
     expect((await ping(port, PUBLIC, publicCaPem)).serial).toBe(publicSerial);
+  });
+
+  it("the chart's `helm test` script passes against this proxy, trusting the identity's CA", async () => {
+    const [pod] = (await render(["-f", ci("default")])).filter((o) => o.kind === "Pod");
+    const c = pod ? podSpecs([pod])[0]?.spec.containers[0] : undefined;
+    const script = c?.command?.[2] ?? "";
+    expect(c?.command?.slice(0, 2)).toEqual(["node", "-e"]);
+    // The CA file the Pod mounts, and the Service URL with this proxy's port (localhost resolves).
+    const caFile = join(dir, "identity", "ca.crt");
+    const ok = await run(process.execPath, ["-e", script.replace("/var/run/svc/ca/ca.crt", caFile)], {
+      env: { ...process.env, PING_URL: `https://localhost:${port}/v1/webapi/ping` },
+    });
+    expect(ok.stdout).toMatch(/GET https:\/\/localhost:\d+\/v1\/webapi\/ping: 200 \{/);
+    // A CA that did not issue the proxy's certificate fails the test Pod.
+    await writeFile(join(dir, "other-ca.pem"), publicCaPem);
+    const bad = run(
+      process.execPath,
+      ["-e", script.replace("/var/run/svc/ca/ca.crt", join(dir, "other-ca.pem"))],
+      {
+        env: { ...process.env, PING_URL: `https://localhost:${port}/v1/webapi/ping` },
+      },
+    );
+    await expect(bad).rejects.toMatchObject({ code: 1 });
   });
 });
