@@ -15,8 +15,8 @@ export const ConfigSchema = Type.Object(
     version: Type.Literal(1, { default: 1 }),
     cluster_name: Type.String({ minLength: 1, maxLength: 63, pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" }),
     /**
-     * SPIFFE trust domain of the workload identities (default: cluster_name). In Kubernetes it must
-     * match the operator's --trust-domain, which created the SPIFFE CA.
+     * SPIFFE trust domain auth issues and checks workload identities in (default: cluster_name).
+     * In Kubernetes the chart's trustDomain sets it and the operator's --trust-domain alike.
      */
     trust_domain: Type.Optional(Type.String({ minLength: 1, maxLength: 255, pattern: "^[a-z0-9._-]+$" })),
     data_dir: Type.Optional(Type.String({ minLength: 1 })),
