@@ -90,6 +90,7 @@ mmdebstrap --quiet --variant=extract --include="$(paste -sd, "$root/scripts/imag
   "deb $debian_mirror bookworm-updates main" \
   "deb $debian_security bookworm-security main" >&2
 base="$work/layers/base"
+debian_versions=""
 mkdir -p "$base"
 # Only what Node needs at run time, their copyright files and os-release (so image scanners know
 # the distribution); no dpkg, apt, shell or compiler exists in the extract variant to begin with.
@@ -119,6 +120,7 @@ for deb in "$work/debian/var/cache/apt/archives/"*.deb; do
   fi
   { dpkg-deb -f "$deb" Package Version Architecture Source Maintainer Multi-Arch
     echo "Status: install ok installed"; } >"$base/var/lib/dpkg/status.d/$name"
+  debian_versions="${debian_versions:+$debian_versions }$name=$(dpkg-deb -f "$deb" Version)"
   step "  $name $(dpkg-deb -f "$deb" Version)"
 done
 printf 'root:x:0:0:root:/root:/sbin/nologin\nsvc:x:10001:10001:svc:/var/lib/svc:/sbin/nologin\nnobody:x:65534:65534:nobody:/nonexistent:/sbin/nologin\n' >"$base/etc/passwd"
@@ -243,8 +245,8 @@ mkdir -p "$(dirname "$out")"
     -cf "$out.partial" -T -)
 mv "$out.partial" "$out"
 meta="${out%.tar}.json"
-printf '{"archive":"%s","reference":"%s","digest":"%s","revision":"%s","tree":"%s","version":"%s","created":"%s","uncompressedBytes":%d}\n' \
-  "$out" "$reference" "$digest" "$revision" "$tree" "$version" "$created" "$uncompressed" >"$meta.partial"
+printf '{"archive":"%s","reference":"%s","digest":"%s","revision":"%s","tree":"%s","version":"%s","created":"%s","uncompressedBytes":%d,"debianPackages":"%s"}\n' \
+  "$out" "$reference" "$digest" "$revision" "$tree" "$version" "$created" "$uncompressed" "$debian_versions" >"$meta.partial"
 mv "$meta.partial" "$meta"
 echo "image:  $reference"
 echo "digest: $digest"

@@ -30,6 +30,8 @@ export interface ImageMetadata extends BuiltImage {
   version: string;
   created: string;
   uncompressedBytes: number;
+  /** The Debian packages in the image, "name=version" separated by spaces. */
+  debianPackages: string;
 }
 
 function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
