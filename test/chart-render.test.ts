@@ -74,6 +74,11 @@ describe("charts/svc values and templates", () => {
     expect(config.trust_domain).toBe("svc");
     expect(config.auth.first_admin).toEqual({ user: "admin", secret_name: "svc-first-admin" });
     expect(config.proxy.public_tls).toBeUndefined();
+    expect(config.proxy.oidc_issuer_url).toBe("https://svc.example.com");
+    expect(config.source).toMatchObject({ preset_roles: true, stale_after: "60s" });
+    expect(container(defaults, "svc-operator").args).toEqual(
+      expect.arrayContaining(["--stale-after=60", "--finalizer-timeout=120", "--preset-roles=true"]),
+    );
     const auth = find<Deployment>(defaults, "Deployment", "svc-auth").spec.template.spec;
     expect(auth?.initContainers).toBeUndefined();
     expect(auth?.volumes?.find((v) => v.name === "postgres")?.secret).toMatchObject({

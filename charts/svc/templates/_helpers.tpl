@@ -167,7 +167,8 @@ auth:
 proxy:
   listen_addr: "0.0.0.0:{{ .Values.proxy.port }}"
   public_addr: {{ .Values.proxy.publicAddr | quote }}
-  oidc_issuer_url: "https://{{ .Values.proxy.publicAddr }}"
+  # The issuer as relying parties spell it: no ":443".
+  oidc_issuer_url: "https://{{ .Values.proxy.publicAddr | trimSuffix ":443" }}"
   diagnostics_addr: "0.0.0.0:{{ .Values.proxy.diagnosticsPort }}"
   auth_addr: "{{ include "svc.fullname" . }}-auth.{{ .Release.Namespace }}.svc:{{ .Values.auth.port }}"
   identity_dir: /var/run/svc/identity
@@ -187,6 +188,7 @@ source:
   type: kubernetes
   namespace: {{ .Release.Namespace | quote }}
   preset_roles: {{ .Values.presetRoles }}
+  stale_after: "{{ .Values.staleAfterSeconds }}s"
 ca_store:
   type: kubernetes
   namespace: {{ .Release.Namespace | quote }}
