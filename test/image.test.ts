@@ -103,6 +103,11 @@ describe("make image", () => {
     });
   });
 
+  it("outside the image, svcd --version stays package.json's version (build-info.json is the image's)", async () => {
+    const { stdout } = await execFileAsync(join(root, "bin", "svcd"), ["--version"], { cwd: root });
+    expect(stdout.trim()).toBe(image.version);
+  });
+
   it("carries the OCI labels (source, version, revision, created = commit time) and runs as 10001", async () => {
     const { stdout: commitTime } = await execFileAsync(
       "git",
