@@ -180,6 +180,10 @@ describe("make image", () => {
     expect(
       [...paths].filter((p) => /^opt\/svc\/(test|bench|docs|charts|scripts)(\/|$)|\.test\.ts$/.test(p)),
     ).toEqual([]);
+    // Production dependencies only.
+    for (const dev of ["typescript", "vitest", "@biomejs", "patch-package", "playwright-core", "wetty"]) {
+      expect(paths.has(`opt/svc/node_modules/${dev}`), dev).toBe(false);
+    }
     // Scanners are told only about packages with files in the image (not base-files' mawk).
     expect(paths.has("var/lib/dpkg/status.d/mawk")).toBe(false);
     // node-pty, the agent's PTY, is left out: auth, proxy and the operator never load it.
