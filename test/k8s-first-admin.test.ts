@@ -4,7 +4,8 @@
 // installer opens the link's token with `svc login --reset-token` through the proxy, sets the
 // password and logs in; the Secret is then deleted; the token is in no log. The admin then runs
 // `svcctl users add`, whose User carries app.kubernetes.io/managed-by=svcctl. The admin Role exists
-// only as a preset (source.preset_roles, default true): no Role object is applied.
+// only as a preset (source.preset_roles, default true): no Role object is applied. Last, auth's
+// /readyz follows its informers through an apiserver restart (source.stale_after 2s here).
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
@@ -52,7 +53,10 @@ describe("Kubernetes mode: the first admin's one-time reset link in a Secret", (
     const diag = await freePort();
     const config = parse(await readFile(p.authConfig, "utf8")) as {
       auth: Record<string, unknown>;
+      source: Record<string, unknown>;
     };
+    // Short, so the apiserver restart below shows in readiness.
+    config.source["stale_after"] = "2s";
     config.auth["listen_addr"] = `127.0.0.1:${port}`;
     config.auth["diagnostics_addr"] = `127.0.0.1:${diag}`;
     config.auth["first_admin"] = { user: "root", secret_name: SECRET };
@@ -220,4 +224,29 @@ describe("Kubernetes mode: the first admin's one-time reset link in a Secret", (
     expect(tokens.stdout.trim().split("\n").filter(Boolean).length).toBeGreaterThanOrEqual(1);
     expect(await tcpOpen(p.ports.proxy)).toBe(true);
   }, 300_000);
+
+  it("auth's /readyz is 503 while its informers are stale (apiserver restarting) and 200 after", async () => {
+    const a = auths[0];
+    if (!a) throw new Error("no auth");
+    expect(await p.diag(a.diag, "/readyz")).toBe(200);
+    const seen = new Set<number>();
+    let polling = true;
+    const poll = (async () => {
+      while (polling) {
+        seen.add(await p.diag(a.diag, "/readyz"));
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    await p.kube.restartApiserver();
+    await eventually(
+      "auth ready again",
+      async () => ((await p.diag(a.diag, "/readyz")) === 200 ? true : undefined),
+      120_000,
+    );
+    polling = false;
+    await poll;
+    expect(seen.has(503)).toBe(true);
+    const metrics = await (await fetch(`http://127.0.0.1:${a.diag}/metrics`)).text();
+    expect(metrics).toMatch(/svc_source_stale_seconds\{[^}]*kind="User"[^}]*\} 0/);
+  }, 240_000);
 });
