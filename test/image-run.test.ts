@@ -89,17 +89,21 @@ afterAll(async () => {
 describe("the image under podman", () => {
   const name = `svc-image-test-${process.pid}`;
   const volume = `svc-image-test-data-${process.pid}`;
+  let loadedId = "";
 
   afterAll(async () => {
     await podman(["rm", "--force", "--ignore", name]).catch(() => "");
     await podman(["volume", "rm", "--force", volume]).catch(() => "");
+    // Each source state is a new image of about 180 MB: leave none behind in podman's store.
+    if (loadedId) await podman(["rmi", "--force", "--ignore", loadedId]).catch(() => "");
   });
 
   it("podman load names it; svcd --version names the commit", async () => {
     expect(await podman(["load", "--input", image.archive])).toContain(`Loaded image: ${image.reference}`);
-    expect((await podman(["image", "inspect", image.reference, "--format", "{{.Digest}}"])).trim()).toBe(
-      image.digest,
-    );
+    const inspected = await podman(["image", "inspect", image.reference, "--format", "{{.Digest}} {{.Id}}"]);
+    const [digest, id] = inspected.trim().split(" ");
+    loadedId = id ?? "";
+    expect(digest).toBe(image.digest);
     const version = await podman(["run", "--rm", "--runtime", "runc", image.reference, "--version"]);
     expect(version.trim()).toBe(`${image.version}+${image.revision}`);
     // The other two commands are on PATH as well.
