@@ -6,10 +6,11 @@
 // `svcctl users add`, whose User carries app.kubernetes.io/managed-by=svcctl. The admin Role exists
 // only as a preset (source.preset_roles, default true): no Role object is applied. Last, auth's
 // /readyz follows its informers through an apiserver restart (source.stale_after 2s here).
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, exec, spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, stringify } from "yaml";
@@ -22,6 +23,7 @@ import { freePort } from "./harness/ports.ts";
 import { type E2ePlatform, eventually, NS, startE2ePlatform, tcpOpen, userYaml } from "./k8s-e2e-fixture.ts";
 
 const SECRET = "svc-first-admin";
+const sh = promisify(exec);
 const root = join(import.meta.dirname, "..");
 
 interface AuthProc {
@@ -126,6 +128,11 @@ describe("Kubernetes mode: the first admin's one-time reset link in a Secret", (
     expect(logs().match(/reset link written to the Secret/g)).toHaveLength(1);
     const token = new URL(secret["reset-url"] ?? "").searchParams.get("token") ?? "";
     expect(logs()).not.toContain(token);
+    // What docs/kubernetes-mode.md tells the installer to type.
+    const { stdout: shown } = await sh(
+      `kubectl --kubeconfig=${p.kube.adminKubeconfig} -n ${NS} get secret ${SECRET} -o jsonpath='{.data.reset-url}' | base64 -d`,
+    );
+    expect(shown).toBe(secret["reset-url"]);
   }, 300_000);
 
   it("a link that expired unused is replaced; the new token sets the password; the Secret goes", async () => {
