@@ -4,7 +4,8 @@
 // installer opens the link's token with `svc login --reset-token` through the proxy, sets the
 // password and logs in; the Secret is then deleted; the token is in no log. The admin then runs
 // `svcctl users add`, whose User carries app.kubernetes.io/managed-by=svcctl. The admin Role exists
-// only as a preset (source.preset_roles, default true): no Role object is applied. Last, auth's
+// only as a preset (source.preset_roles, default true): no Role object is applied. Eight keepers
+// racing in one process on the same PostgreSQL still issue one token. Last, auth's
 // /readyz follows its informers through an apiserver restart (source.stale_after 2s here).
 import { type ChildProcess, exec, spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
@@ -17,10 +18,13 @@ import { parse, stringify } from "yaml";
 import { openBackend } from "../core/backend/index.ts";
 import { systemClock } from "../core/clock.ts";
 import { loadKubeConfig } from "../core/sources/kube-api.ts";
+import { MemorySource } from "../core/sources/memory.ts";
+import { FirstAdminSecret } from "../server/auth/first-admin.ts";
 import { json, run } from "./cli-fixture.ts";
 import { kubectl } from "./harness/kube.ts";
 import { freePort } from "./harness/ports.ts";
 import { type E2ePlatform, eventually, NS, startE2ePlatform, tcpOpen, userYaml } from "./k8s-e2e-fixture.ts";
+import { capturingLogger } from "./operator-fixture.ts";
 
 const SECRET = "svc-first-admin";
 const sh = promisify(exec);
@@ -231,6 +235,49 @@ describe("Kubernetes mode: the first admin's one-time reset link in a Secret", (
     expect(tokens.stdout.trim().split("\n").filter(Boolean).length).toBeGreaterThanOrEqual(1);
     expect(await tcpOpen(p.ports.proxy)).toBe(true);
   }, 300_000);
+
+  it("eight keepers racing on one PostgreSQL and apiserver issue one token and write one Secret", async () => {
+    const backend = await openBackend(
+      { type: "postgres", connectionString: p.pgUrl, schema: p.schema },
+      { clock: systemClock },
+    );
+    const lines: string[] = [];
+    try {
+      const source = new MemorySource([
+        { apiVersion: "svc.dev/v1", kind: "User", metadata: { name: "racer" }, spec: { roles: ["access"] } },
+      ]);
+      const keepers = Array.from(
+        { length: 8 },
+        (_, i) =>
+          new FirstAdminSecret({
+            kubeConfig: loadKubeConfig(p.kube.adminKubeconfig),
+            namespace: NS,
+            secretName: "race-first-admin",
+            user: "racer",
+            publicAddr: "svc.example.com:443",
+            backend,
+            source,
+            clock: systemClock,
+            logger: capturingLogger(lines),
+            instance: `keeper-${i}`,
+          }),
+      );
+      await Promise.all(keepers.map((k) => k.check()));
+      await Promise.all(keepers.map((k) => k.check()));
+      const tokens = (await backend.range("password-resets/")).filter(
+        (i) => (i.value as { username?: string }).username === "racer",
+      );
+      expect(tokens).toHaveLength(1);
+      expect(lines.filter((l) => l.includes("reset link written"))).toHaveLength(1);
+      const api = loadKubeConfig(p.kube.adminKubeconfig).makeApiClient(CoreV1Api);
+      const secret = await api.readNamespacedSecret({ name: "race-first-admin", namespace: NS });
+      expect(Buffer.from(secret.data?.["user"] ?? "", "base64").toString()).toBe("racer");
+      expect(secret.metadata?.labels?.["svc.dev/first-admin"]).toBe("true");
+      await api.deleteNamespacedSecret({ name: "race-first-admin", namespace: NS });
+    } finally {
+      await backend.close();
+    }
+  }, 120_000);
 
   it("auth's /readyz is 503 while its informers are stale (apiserver restarting) and 200 after", async () => {
     const a = auths[0];
