@@ -21,6 +21,7 @@ command -v runc >/dev/null 2>&1 || need_apt+=(runc)
 [ -x /usr/lib/cni/bridge ] || need_apt+=(containernetworking-plugins)
 command -v iptables >/dev/null 2>&1 || need_apt+=(iptables)
 command -v conntrack >/dev/null 2>&1 || need_apt+=(conntrack)
+command -v strip >/dev/null 2>&1 || need_apt+=(binutils)
 if [ "${#need_apt[@]}" -gt 0 ]; then
   if [ "$(id -u)" -ne 0 ]; then
     echo "provision: missing Debian packages ${need_apt[*]}; install them as root (apt-get install ${need_apt[*]})" >&2
