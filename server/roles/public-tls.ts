@@ -105,15 +105,12 @@ export class PublicTls {
     return p;
   }
 
-  /** The certificate in service, if any. */
-  current(): LoadedPublicTls | undefined {
-    return this.#current;
-  }
-
   readonly sniCallback: SniCallback = (servername, cb) => {
     const cur = this.#current;
-    // checkHost follows RFC 6125 (SAN dNSNames, one-label wildcards); an IP or no SNI never matches.
-    cb(null, cur && servername && cur.leaf.checkHost(servername) !== undefined ? cur.context : undefined);
+    // checkHost: RFC 6125 (SAN dNSNames; a wildcard stands for one whole label, as in browsers).
+    // No SNI (clients dialing an IP address) never matches.
+    const match = cur && servername && cur.leaf.checkHost(servername, { partialWildcards: false });
+    cb(null, match ? cur.context : undefined);
   };
 
   close(): void {
