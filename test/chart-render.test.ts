@@ -119,6 +119,15 @@ describe("charts/svc values and templates", () => {
     }
   });
 
+  it("puts podLabels and podAnnotations on every component's Pods, never in their selectors", () => {
+    for (const name of ["svc-operator", "svc-auth", "svc-proxy"]) {
+      const d = find<Deployment>(all, "Deployment", name);
+      expect(d.spec.template.metadata?.labels?.["team"]).toBe("platform");
+      expect(d.spec.template.metadata?.annotations?.["sidecar.istio.io/inject"]).toBe("false");
+      expect(d.spec.selector.matchLabels?.["team"]).toBeUndefined();
+    }
+  });
+
   it("probes the operator's /readyz and /healthz on its diagnostics port", () => {
     const op = container(defaults, "svc-operator");
     expect(op.readinessProbe?.httpGet).toEqual({ path: "/readyz", port: "diagnostics" });
