@@ -5,8 +5,8 @@
 // password and logs in; the Secret is then deleted; the token is in no log. The admin then runs
 // `svcctl users add`, whose User carries app.kubernetes.io/managed-by=svcctl. The admin Role exists
 // only as a preset (source.preset_roles, default true): no Role object is applied. Eight keepers
-// racing in one process on the same PostgreSQL still issue one token. Last, auth's /readyz follows
-// its informers while a relay cuts it off from the apiserver (source.stale_after 2s here).
+// racing in one process on the same PostgreSQL still issue one token. Last, auth's and a proxy's
+// /readyz follow their informers while a relay cuts them off from the apiserver (stale_after 2s).
 import { type ChildProcess, exec, spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { readFile, writeFile } from "node:fs/promises";
@@ -85,6 +85,33 @@ describe("Kubernetes mode: the first admin's one-time reset link in a Secret", (
     const a = { child, log, port, diag, exited };
     auths.push(a);
     if (i === 1) gated = a;
+    return a;
+  }
+
+  /** A second proxy, through the relay, with stale_after 2s (its readiness is checked last). */
+  async function launchGatedProxy(): Promise<AuthProc> {
+    const port = await freePort();
+    const diag = await freePort();
+    const config = parse(await readFile(p.proxyConfig, "utf8")) as {
+      proxy: Record<string, unknown>;
+      source: Record<string, unknown>;
+    };
+    config.source["stale_after"] = "2s";
+    if (gate) config.source["kubeconfig"] = gate.kubeconfigThrough(String(config.source["kubeconfig"]));
+    config.proxy["listen_addr"] = `127.0.0.1:${port}`;
+    config.proxy["diagnostics_addr"] = `127.0.0.1:${diag}`;
+    const file = join(p.dir, "proxy-gated.yaml");
+    await writeFile(file, stringify(config));
+    const log = join(p.dir, "proxy-gated.log");
+    const fd = openSync(log, "a");
+    const child = spawn(join(root, "bin", "svcd"), ["proxy", "--config", file], {
+      stdio: ["ignore", fd, fd],
+      env: { ...process.env, SVC_LOG_LEVEL: "info" },
+    });
+    closeSync(fd);
+    const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
+    const a = { child, log, port, diag, exited };
+    auths.push(a);
     return a;
   }
 
@@ -288,29 +315,44 @@ describe("Kubernetes mode: the first admin's one-time reset link in a Secret", (
     }
   }, 120_000);
 
-  it("auth's /readyz is 503 while its informers are stale (apiserver cut off) and 200 after", async () => {
+  it("auth's and proxy's /readyz are 503 while their informers are stale (apiserver cut off) and 200 after", async () => {
     const a = gated;
     if (!a) throw new Error("no auth");
+    const proxy = await launchGatedProxy();
+    await eventually(
+      "gated proxy ready",
+      async () => ((await p.diag(proxy.diag, "/readyz")) === 200 ? true : undefined),
+      120_000,
+    );
     expect(await p.diag(a.diag, "/readyz")).toBe(200);
     const cutAt = Date.now();
     gate?.mode("cut");
-    await eventually(
-      "auth not ready",
-      async () => ((await p.diag(a.diag, "/readyz")) === 503 ? true : undefined),
-      60_000,
-    );
-    const notReadyMs = Date.now() - cutAt;
-    const stale = await (await fetch(`http://127.0.0.1:${a.diag}/metrics`)).text();
-    expect(stale).toMatch(/svc_source_stale_seconds\{[^}]*kind="User"[^}]*\} [1-9]/);
-    expect(await p.diag(a.diag, "/healthz")).toBe(200);
+    const notReady = async (d: AuthProc) => {
+      await eventually(
+        "not ready",
+        async () => ((await p.diag(d.diag, "/readyz")) === 503 ? true : undefined),
+        60_000,
+      );
+      return Date.now() - cutAt;
+    };
+    const [authMs, proxyMs] = await Promise.all([notReady(a), notReady(proxy)]);
+    for (const d of [a, proxy]) {
+      const stale = await (await fetch(`http://127.0.0.1:${d.diag}/metrics`)).text();
+      expect(stale).toMatch(/svc_source_stale_seconds\{[^}]*kind="User"[^}]*\} [1-9]/);
+      expect(await p.diag(d.diag, "/healthz")).toBe(200);
+    }
     gate?.mode("open");
-    await eventually(
-      "auth ready again",
-      async () => ((await p.diag(a.diag, "/readyz")) === 200 ? true : undefined),
-      120_000,
+    for (const d of [a, proxy]) {
+      await eventually(
+        "ready again",
+        async () => ((await p.diag(d.diag, "/readyz")) === 200 ? true : undefined),
+        120_000,
+      );
+      const metrics = await (await fetch(`http://127.0.0.1:${d.diag}/metrics`)).text();
+      expect(metrics).toMatch(/svc_source_stale_seconds\{[^}]*kind="User"[^}]*\} 0/);
+    }
+    console.log(
+      `/readyz 503 after the apiserver was cut off (stale_after 2s): auth ${authMs} ms, proxy ${proxyMs} ms`,
     );
-    const metrics = await (await fetch(`http://127.0.0.1:${a.diag}/metrics`)).text();
-    expect(metrics).toMatch(/svc_source_stale_seconds\{[^}]*kind="User"[^}]*\} 0/);
-    console.log(`auth /readyz 503 ${notReadyMs} ms after the apiserver was cut off (stale_after 2s)`);
   }, 240_000);
 });
