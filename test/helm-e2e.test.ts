@@ -1,0 +1,583 @@
+// `helm install` end to end, the way a platform team installs svc: the image `make image` builds,
+// imported into a real node's containerd; the chart installed with Helm into a namespace that
+// enforces Pod Security `restricted`; PostgreSQL outside the cluster, as a managed database would
+// be, passed through the documented Secret. Then a first admin, a user and a node, all through the
+// proxy's Service; a rolling `helm upgrade` with clients counting failures; `helm uninstall`.
+// The cluster is the single-node harness (test/harness/cluster.ts) unless SVC_E2E_KUBECONFIG names
+// another one (`make e2e-kind`).
+
+import { type ChildProcess, spawn } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify } from "yaml";
+import { launchChromium, type RunningChromium } from "./harness/chromium.ts";
+import { ensureImage } from "./harness/image.ts";
+import { kubectl } from "./harness/kube.ts";
+import { type PostgresServer, startPostgres } from "./harness/postgres.ts";
+import {
+  type E2eTarget,
+  eventually,
+  getJson,
+  helm,
+  must,
+  type PortForward,
+  portForward,
+  startTarget,
+  withHosts,
+} from "./helm-e2e-fixture.ts";
+import { HttpsClient } from "./proxy-https-client.ts";
+import { mustOpen, type TerminalConnection } from "./terminal-client.ts";
+
+const root = join(import.meta.dirname, "..");
+const chart = join(root, "charts", "svc");
+const bin = (name: "svc" | "svcctl" | "svcd") => join(root, "bin", name);
+const NS = "svc";
+const RELEASE = "svc";
+const PUBLIC_HOST = "svc.e2e.test";
+const NODE_PORT = 30443;
+const PUBLIC_ADDR = `${PUBLIC_HOST}:${NODE_PORT}`;
+const AUTH_NAME = `svc-auth.${NS}.svc`;
+const ADMIN_PASSWORD = "e2e-first-admin-password";
+const BOB_PASSWORD = "e2e-bob-password-12";
+const AGENT_NODE = "e2e-node";
+
+let target: E2eTarget;
+let pg: PostgresServer;
+let dir: string;
+let kc: string;
+let chrome: RunningChromium | undefined;
+let authForward: PortForward | undefined;
+let caPem = "";
+let agent: { child: ChildProcess; output: () => string } | undefined;
+const timings: Record<string, number> = {};
+let imageRef = "";
+
+const k = (args: string[], input?: string) => kubectl(kc, args, input, 300_000);
+const ok = async (args: string[], input?: string) => must(await k(args, input), `kubectl ${args.join(" ")}`);
+const values = () => join(dir, "values.yaml");
+/** Public names as DNS would resolve them for a user, for the CLIs. */
+const hosts = () => ({ [PUBLIC_HOST]: target.nodeAddress, [AUTH_NAME]: "127.0.0.1" });
+const cli = (home: string, cmd: string, args: string[], input?: string) =>
+  withHosts(dir, hosts(), cmd, args, { env: { SVC_HOME: join(dir, home) }, input, timeoutMs: 120_000 });
+const proxyClient = () => new HttpsClient(`https://${target.nodeAddress}:${NODE_PORT}`, caPem, PUBLIC_HOST);
+
+async function login(user: string, password: string): Promise<string> {
+  const r = await proxyClient().send({
+    method: "POST",
+    path: "/v1/webapi/login",
+    headers: { origin: `https://${PUBLIC_ADDR}` },
+    body: { username: user, password },
+  });
+  const id = (r.json as { session_id?: unknown } | undefined)?.session_id;
+  if (r.status !== 200 || typeof id !== "string") throw new Error(`login ${user}: ${r.status} ${r.text}`);
+  return id;
+}
+
+const BENCH = process.env["SVC_E2E_BENCH"] === "1";
+const TERMINALS = 100;
+
+/** A bare Node process of the same image, as restricted as the chart's Pods: the memory floor. */
+function baselineDeployment(image: string): string {
+  const labels = { app: "baseline-node" };
+  return stringify({
+    apiVersion: "apps/v1",
+    kind: "Deployment",
+    metadata: { name: "baseline-node", namespace: NS },
+    spec: {
+      replicas: 2,
+      selector: { matchLabels: labels },
+      template: {
+        metadata: { labels },
+        spec: {
+          securityContext: {
+            runAsNonRoot: true,
+            runAsUser: 10001,
+            seccompProfile: { type: "RuntimeDefault" },
+          },
+          containers: [
+            {
+              name: "node",
+              image,
+              command: [
+                "node",
+                "-e",
+                "require('node:http').createServer((q, s) => s.end('ok')).listen(8080)",
+              ],
+              readinessProbe: { httpGet: { path: "/", port: 8080 }, periodSeconds: 2 },
+              securityContext: {
+                allowPrivilegeEscalation: false,
+                readOnlyRootFilesystem: true,
+                capabilities: { drop: ["ALL"] },
+              },
+            },
+          ],
+        },
+      },
+    },
+  });
+}
+
+/** Working-set bytes of each Pod in the namespace, from the kubelet's summary API. */
+async function podMemory(): Promise<Map<string, number>> {
+  const nodes = await getJson<{ items: { metadata: { name: string } }[] }>(kc, ["nodes"]);
+  const out = new Map<string, number>();
+  for (const n of nodes.items) {
+    const r = await k(["get", "--raw", `/api/v1/nodes/${n.metadata.name}/proxy/stats/summary`]);
+    if (r.code !== 0) throw new Error(`stats summary: ${r.stderr}`);
+    const summary = JSON.parse(r.stdout) as {
+      pods?: { podRef: { name: string; namespace: string }; memory?: { workingSetBytes?: number } }[];
+    };
+    for (const p of summary.pods ?? []) {
+      if (p.podRef.namespace === NS) out.set(p.podRef.name, p.memory?.workingSetBytes ?? 0);
+    }
+  }
+  return out;
+}
+
+interface PodList {
+  items: {
+    metadata: { name: string; labels?: Record<string, string> };
+    spec: { containers: { securityContext?: Record<string, unknown> }[] };
+    status: {
+      phase: string;
+      conditions?: { type: string; status: string }[];
+      containerStatuses?: { restartCount: number }[];
+    };
+  }[];
+}
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "svc-helm-e2e-"));
+  const started = Date.now();
+  target = await startTarget();
+  kc = target.kubeconfig;
+  timings["cluster start (s)"] = (Date.now() - started) / 1000;
+
+  const image = await ensureImage();
+  imageRef = image.reference;
+  await target.importImage(image.archive, image.reference);
+
+  pg = await startPostgres(process.env, {
+    address: target.hostAddress,
+    clientCidrs: target.podCidrs,
+    password: randomBytes(12).toString("hex"),
+  });
+
+  // docs/install-kubernetes.md: the namespace, its Pod Security level, the database Secret.
+  await ok(["create", "namespace", NS]);
+  await ok(["label", "namespace", NS, "pod-security.kubernetes.io/enforce=restricted"]);
+  await ok(["-n", NS, "create", "secret", "generic", "svc-postgres", `--from-literal=url=${pg.url}`]);
+  await writeFile(
+    values(),
+    stringify({
+      clusterName: "e2e",
+      database: { postgres: { existingSecret: "svc-postgres" } },
+      proxy: { publicAddr: PUBLIC_ADDR, service: { type: "NodePort", nodePort: NODE_PORT } },
+    }),
+  );
+  const t0 = Date.now();
+  must(
+    await helm(kc, ["install", RELEASE, chart, "-n", NS, "-f", values(), "--wait", "--timeout", "10m"]),
+    "helm install",
+  );
+  timings["helm install to all Pods Ready (s)"] = (Date.now() - t0) / 1000;
+
+  const secret = await getJson<{ data: Record<string, string> }>(kc, [
+    "-n",
+    NS,
+    "secret",
+    `${RELEASE}-proxy-identity`,
+  ]);
+  caPem = Buffer.from(secret.data["ca.crt"] ?? "", "base64").toString("utf8");
+  await writeFile(join(dir, "ca.pem"), caPem);
+  authForward = await portForward(kc, NS, `svc/${RELEASE}-auth`, 3025);
+}, 1_800_000);
+
+afterAll(async () => {
+  if (process.env["SVC_E2E_TIMINGS"])
+    await writeFile(process.env["SVC_E2E_TIMINGS"], JSON.stringify(timings, null, 2));
+  agent?.child.kill("SIGTERM");
+  authForward?.stop();
+  await chrome?.close();
+  await target?.stop();
+  await pg?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+}, 300_000);
+
+describe("helm install on a cluster whose kubelet runs the chart's Pods", () => {
+  it("admits every Pod under Pod Security restricted, and each becomes Ready through its own probes", async () => {
+    const pods = await getJson<PodList>(kc, ["-n", NS, "pods"]);
+    const byComponent = new Map<string, number>();
+    for (const p of pods.items) {
+      const c = p.metadata.labels?.["app.kubernetes.io/component"] ?? "?";
+      byComponent.set(c, (byComponent.get(c) ?? 0) + 1);
+      expect(p.status.phase, p.metadata.name).toBe("Running");
+      expect(p.status.conditions?.find((x) => x.type === "Ready")?.status, p.metadata.name).toBe("True");
+      for (const s of p.status.containerStatuses ?? []) expect(s.restartCount, p.metadata.name).toBe(0);
+    }
+    expect(Object.fromEntries(byComponent)).toMatchObject({ auth: 2, proxy: 2, operator: 2 });
+    // The namespace enforces restricted: a Pod that does not drop to it is refused at admission.
+    const bad = await k([
+      "-n",
+      NS,
+      "run",
+      "unrestricted",
+      `--image=${imageRef}`,
+      "--restart=Never",
+      "--",
+      "svcd",
+      "--version",
+    ]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/violates PodSecurity "restricted/);
+  }, 600_000);
+
+  it("gives the first admin a one-time reset link that works in a browser through the Service", async () => {
+    const s = await getJson<{ data: Record<string, string> }>(kc, [
+      "-n",
+      NS,
+      "secret",
+      `${RELEASE}-first-admin`,
+    ]);
+    const resetUrl = Buffer.from(s.data["reset-url"] ?? "", "base64").toString("utf8");
+    expect(resetUrl).toMatch(new RegExp(`^https://${PUBLIC_ADDR.replace(/\./g, "\\.")}/web/reset\\?token=`));
+    chrome = await launchChromium({
+      hostMap: { [PUBLIC_HOST]: target.nodeAddress },
+      ignoreHTTPSErrors: true,
+    });
+    const page: Page = await chrome.context.newPage();
+    await page.goto(resetUrl);
+    await page.fill("#password", ADMIN_PASSWORD);
+    await page.fill("#again", ADMIN_PASSWORD);
+    await page.click("#submit");
+    await page.waitForSelector("#done:not([hidden])", { timeout: 30_000 });
+    await page.close();
+    // The link is spent: auth removes it once the admin has a password.
+    await eventually("first-admin Secret emptied", async () => {
+      const r = await k([
+        "-n",
+        NS,
+        "get",
+        "secret",
+        `${RELEASE}-first-admin`,
+        "-o",
+        "jsonpath={.data.reset-url}",
+      ]);
+      return r.code !== 0 || r.stdout.trim() === "" ? true : undefined;
+    });
+    await writeFile(join(dir, "admin-pw"), `${ADMIN_PASSWORD}\n`);
+    const r = await cli("admin", bin("svc"), [
+      "login",
+      "--proxy",
+      PUBLIC_ADDR,
+      "--user",
+      "admin",
+      "--ca",
+      join(dir, "ca.pem"),
+      "--password-file",
+      join(dir, "admin-pw"),
+      "--auth",
+      `${AUTH_NAME}:${authForward?.port}`,
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+  }, 600_000);
+
+  it("takes a Role and a User from kubectl apply; the user logs in through the proxy's Service", async () => {
+    await ok(
+      ["-n", NS, "apply", "-f", "-"],
+      [
+        stringify({
+          apiVersion: "svc.dev/v1",
+          kind: "Role",
+          metadata: { name: "e2e-ops", namespace: NS },
+          spec: { allow: { logins: ["root"], node_labels: { env: "e2e" } } },
+        }),
+        stringify({
+          apiVersion: "svc.dev/v1",
+          kind: "User",
+          metadata: { name: "bob", namespace: NS },
+          spec: { roles: ["e2e-ops"] },
+        }),
+      ].join("---\n"),
+    );
+    await eventually("User bob Ready", async () => {
+      const r = await k([
+        "-n",
+        NS,
+        "get",
+        "user",
+        "bob",
+        "-o",
+        "jsonpath={.status.conditions[?(@.type=='Ready')].status}",
+      ]);
+      return r.stdout.trim() === "True" ? true : undefined;
+    });
+    const reset = await cli("admin", bin("svcctl"), ["users", "reset", "bob", "--json"]);
+    expect(reset.code, reset.stderr).toBe(0);
+    const t = (JSON.parse(reset.stdout) as { reset_token?: string }).reset_token ?? "";
+    expect(t).not.toBe("");
+    await writeFile(join(dir, "bob-pw"), `${BOB_PASSWORD}\n`);
+    const r = await cli("bob", bin("svc"), [
+      "login",
+      "--proxy",
+      PUBLIC_ADDR,
+      "--user",
+      "bob",
+      "--ca",
+      join(dir, "ca.pem"),
+      "--reset-token",
+      t,
+      "--password-file",
+      join(dir, "bob-pw"),
+    ]);
+    expect(r.code, r.stderr).toBe(0);
+    expect(await login("bob", BOB_PASSWORD)).not.toBe("");
+  }, 600_000);
+
+  it("joins a node agent with a JoinToken resource; svc ssh runs a command on it", async () => {
+    const secret = randomBytes(16).toString("hex");
+    const expires = new Date(Date.now() + 3_600_000).toISOString();
+    await ok(
+      ["-n", NS, "apply", "-f", "-"],
+      stringify({
+        apiVersion: "svc.dev/v1",
+        kind: "JoinToken",
+        metadata: { name: "e2e-node-token", namespace: NS },
+        spec: {
+          roles: ["node"],
+          join_method: "token",
+          secret_hash: createHash("sha256").update(secret, "utf8").digest("hex"),
+          expires,
+        },
+      }),
+    );
+    const sshPort = 20_000 + Math.floor(Math.random() * 20_000);
+    const child = spawn(
+      bin("svcd"),
+      [
+        "agent",
+        "--auth",
+        `127.0.0.1:${authForward?.port}`,
+        "--auth-server-name",
+        AUTH_NAME,
+        "--ca-file",
+        join(dir, "ca.pem"),
+        "--token",
+        `e2e-node-token.${secret}`,
+        "--data-dir",
+        join(dir, "agent"),
+        "--listen",
+        `${target.hostAddress}:${sshPort}`,
+        "--advertise-address",
+        `${target.hostAddress}:${sshPort}`,
+        "--hostname",
+        AGENT_NODE,
+        "--labels",
+        "env=e2e",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"] },
+    );
+    let out = "";
+    child.stdout?.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    child.stderr?.on("data", (c: Buffer) => {
+      out += c.toString();
+    });
+    agent = { child, output: () => out };
+    await eventually("agent serving SSH", async () => {
+      if (child.exitCode !== null) throw new Error(`agent exited ${child.exitCode}:\n${out}`);
+      return out.includes("serving SSH") ? true : undefined;
+    });
+    await eventually("JoinToken Used", async () => {
+      const r = await k(["-n", NS, "get", "jointoken", "e2e-node-token", "-o", "jsonpath={.status.phase}"]);
+      return r.stdout.trim() === "Used" ? true : undefined;
+    });
+    const r = await eventually(
+      "svc ssh",
+      async () => {
+        const x = await cli("bob", bin("svc"), ["ssh", `root@${AGENT_NODE}`, "echo", "hello-from-the-node"]);
+        return x.code === 0 ? x : undefined;
+      },
+      60_000,
+    );
+    expect(r.stdout).toContain("hello-from-the-node");
+  }, 600_000);
+
+  it("runs the browser terminal through the Service and lists its recording", async () => {
+    if (!chrome) throw new Error("no browser");
+    const page = await chrome.context.newPage();
+    await page.goto(`https://${PUBLIC_ADDR}/web/terminal?node=${AGENT_NODE}&login=root`);
+    await page.waitForURL(/\/web\/login\?next=/, { timeout: 30_000 });
+    await page.fill("#username", "bob");
+    await page.fill("#password", BOB_PASSWORD);
+    await page.click("#submit");
+    await page.waitForSelector('#status[data-state="connected"]', { timeout: 60_000 });
+    await page.click("#terminal");
+    await page.keyboard.type("echo brow''ser-ok");
+    await page.keyboard.press("Enter");
+    await eventually(
+      "terminal output",
+      async () => {
+        const lines = await page.evaluate(() => {
+          const t = (
+            window as unknown as {
+              svcTerminal?: {
+                term: {
+                  buffer: {
+                    active: {
+                      length: number;
+                      getLine(i: number): { translateToString(trim: boolean): string } | undefined;
+                    };
+                  };
+                };
+              };
+            }
+          ).svcTerminal?.term;
+          if (!t) return [];
+          const out: string[] = [];
+          for (let i = 0; i < t.buffer.active.length; i++)
+            out.push(t.buffer.active.getLine(i)?.translateToString(true) ?? "");
+          return out;
+        });
+        return lines.includes("browser-ok") ? true : undefined;
+      },
+      30_000,
+    );
+    await page.click("#disconnect");
+    await page.waitForSelector('#status[data-state="closed"]', { timeout: 30_000 });
+    const link = await eventually(
+      "recording listed",
+      async () => {
+        await page.goto(`https://${PUBLIC_ADDR}/web/`);
+        await page.waitForSelector("#user:not(:empty)", { timeout: 30_000 });
+        return (
+          (await page
+            .locator("#recordings a")
+            .first()
+            .getAttribute("href", { timeout: 1000 })
+            .catch(() => null)) ?? undefined
+        );
+      },
+      60_000,
+    );
+    expect(link).toMatch(/^\/web\/recordings\//);
+    await page.close();
+  }, 600_000);
+
+  // `npm run bench -- cluster` (bench/cluster.bench.ts): memory of each Pod at idle and with 100
+  // open terminals, read from the kubelet's summary API, against a bare Node Pod of the same image.
+  it.runIf(BENCH)(
+    "measures each Pod's memory at idle and with 100 open terminals",
+    async () => {
+      const baselineStart = Date.now();
+      await ok(["-n", NS, "apply", "-f", "-"], baselineDeployment(imageRef));
+      await ok(["-n", NS, "rollout", "status", "deployment/baseline-node", "--timeout=600s"]);
+      timings["baseline: bare Node Deployment to Ready (s)"] = (Date.now() - baselineStart) / 1000;
+      await new Promise((r) => setTimeout(r, 15_000));
+      for (const [pod, bytes] of await podMemory()) timings[`memory idle MiB: ${pod}`] = bytes / 2 ** 20;
+      const session = await login("bob", BOB_PASSWORD);
+      const open: TerminalConnection[] = [];
+      for (let i = 0; i < TERMINALS; i++) {
+        const t = await mustOpen({
+          baseUrl: `https://${target.nodeAddress}:${NODE_PORT}`,
+          caPem,
+          servername: PUBLIC_HOST,
+          query: { node: AGENT_NODE, login: "root", cols: "80", rows: "24" },
+          headers: { authorization: `Bearer ${session}` },
+          keepOutput: false,
+        });
+        await t.waitControl("ready");
+        open.push(t);
+      }
+      await new Promise((r) => setTimeout(r, 15_000));
+      for (const [pod, bytes] of await podMemory())
+        timings[`memory ${TERMINALS} terminals MiB: ${pod}`] = bytes / 2 ** 20;
+      for (const t of open) t.ws.close();
+      await ok(["-n", NS, "delete", "deployment", "baseline-node", "--wait=true"]);
+    },
+    900_000,
+  );
+
+  it("rolls auth with helm upgrade while clients keep calling and an open terminal stays open", async () => {
+    const session = await login("bob", BOB_PASSWORD);
+    const term: TerminalConnection = await mustOpen({
+      baseUrl: `https://${target.nodeAddress}:${NODE_PORT}`,
+      caPem,
+      servername: PUBLIC_HOST,
+      query: { node: AGENT_NODE, login: "root", cols: "80", rows: "24" },
+      headers: { authorization: `Bearer ${session}` },
+    });
+    await term.waitControl("ready");
+    let calls = 0;
+    let failures = 0;
+    let running = true;
+    const poller = (async () => {
+      const client = proxyClient();
+      while (running) {
+        calls++;
+        try {
+          const r = await client.send({
+            path: "/v1/webapi/session",
+            headers: { authorization: `Bearer ${session}` },
+          });
+          if (r.status !== 200) failures++;
+        } catch {
+          failures++;
+        }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    })();
+    const t0 = Date.now();
+    // A value only auth's Pods use: auth rolls, the proxy replicas (and the terminal) survive.
+    must(
+      await helm(kc, [
+        "upgrade",
+        RELEASE,
+        chart,
+        "-n",
+        NS,
+        "-f",
+        values(),
+        "--set",
+        "auth.resources.requests.memory=200Mi",
+        "--wait",
+        "--timeout",
+        "10m",
+      ]),
+      "helm upgrade",
+    );
+    await ok(["-n", NS, "rollout", "status", `deployment/${RELEASE}-auth`, "--timeout=600s"]);
+    running = false;
+    await poller;
+    timings["helm upgrade (auth) (s)"] = (Date.now() - t0) / 1000;
+    timings["helm upgrade: session calls"] = calls;
+    timings["helm upgrade: failed session calls"] = failures;
+    const mark = term.received();
+    term.type("echo still''-open\n");
+    await term.waitFor("still-open", 30_000, mark);
+    term.ws.close();
+    expect(calls).toBeGreaterThan(10);
+    expect(failures).toBe(0);
+  }, 600_000);
+
+  it("helm uninstall keeps the CRDs and the CA Secrets, and leaves nothing Terminating", async () => {
+    must(await helm(kc, ["uninstall", RELEASE, "-n", NS, "--wait", "--timeout", "5m"]), "helm uninstall");
+    await ok(["get", "crd", "users.svc.dev", "roles.svc.dev", "jointokens.svc.dev"]);
+    const secrets = await getJson<{ items: { metadata: { name: string } }[] }>(kc, ["-n", NS, "secrets"]);
+    expect(
+      secrets.items.map((s) => s.metadata.name).filter((n) => n.startsWith("svc-ca-")).length,
+    ).toBeGreaterThan(0);
+    const users = await getJson<{ items: { metadata: { name: string; deletionTimestamp?: string } }[] }>(kc, [
+      "-n",
+      NS,
+      "users",
+    ]);
+    expect(users.items.filter((u) => u.metadata.deletionTimestamp)).toEqual([]);
+    expect(users.items.map((u) => u.metadata.name).sort()).toEqual(["admin", "bob"]);
+  }, 600_000);
+});
