@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# `make e2e-kind`: the operator tests against a kind cluster instead of the local apiserver harness.
+# `make e2e-kind`: the operator tests against a kind cluster instead of the local apiserver harness,
+# then the `helm install` end-to-end test (test/helm-e2e.test.ts, the same file `make test` runs on
+# the single-node harness) with the image `make image` builds, loaded by `kind load image-archive`.
 # Needs a Docker engine, `kind` (https://kind.sigs.k8s.io; `go install sigs.k8s.io/kind@latest`),
 # kubectl, and helm (the cached build from scripts/tools/go-tools.sh, or one on PATH).
 # It creates (or reuses) the cluster, installs the chart's CRDs and the operator's RBAC, mints a
@@ -66,8 +68,8 @@ KC
 
 reset_namespace
 # The chart renders and its Deployments are accepted by this cluster's apiserver.
-"$helm_bin" lint --strict "$repo/charts/svc"
-"$helm_bin" template svc "$repo/charts/svc" --namespace "$ns" | k apply --dry-run=server -f -
+"$helm_bin" lint --strict -f "$repo/charts/svc/ci/default-values.yaml" "$repo/charts/svc"
+"$helm_bin" template svc "$repo/charts/svc" -f "$repo/charts/svc/ci/default-values.yaml" --namespace "$ns" | k apply --dry-run=server -f -
 
 cd "$repo"
 export SVC_E2E_ADMIN_KUBECONFIG="$admin" SVC_E2E_OPERATOR_KUBECONFIG="$work/operator.kubeconfig"
@@ -75,3 +77,14 @@ export SVC_E2E_ADMIN_KUBECONFIG="$admin" SVC_E2E_OPERATOR_KUBECONFIG="$work/oper
 npx vitest run test/operator-reconcile.test.ts
 reset_namespace
 npx vitest run test/operator-leader.test.ts
+
+# helm install end to end: the image into the kind node, then the same test file as `make test`.
+k delete namespace svc --ignore-not-found --wait=true --timeout=180s
+make -C "$repo" image
+kind load image-archive "$repo/dist/svc-image.tar" --name "$cluster"
+node_ip="$(docker inspect -f '{{range .NetworkSettings.Networks}}{{.IPAddress}}{{end}}' "$cluster-control-plane")"
+gateway="$(docker network inspect kind -f '{{range .IPAM.Config}}{{if .Gateway}}{{.Gateway}} {{end}}{{end}}' | awk '{print $1}')"
+export SVC_E2E_KUBECONFIG="$admin" SVC_E2E_NODE_ADDRESS="$node_ip" SVC_E2E_HOST_ADDRESS="$gateway"
+# kind's default Pod subnet; Pods reach the host from it or masqueraded as the node.
+export SVC_E2E_POD_CIDRS="10.244.0.0/16,$node_ip/32"
+npx vitest run test/helm-e2e.test.ts

@@ -420,6 +420,24 @@ async function unmountBelow(dir: string): Promise<void> {
   for (const m of mounts) await tryRun("umount", ["-l", m]);
 }
 
+/**
+ * Removes the (now empty) cgroups the kubelet made for Pods under every cgroup v1 controller
+ * (cgroupfs driver: /sys/fs/cgroup/<controller>/kubepods/...), deepest first.
+ */
+async function removeCgroups(): Promise<void> {
+  const root = "/sys/fs/cgroup";
+  if (!existsSync(root)) return;
+  for (const controller of readdirSync(root)) {
+    const top = join(root, controller, "kubepods");
+    if (!existsSync(top)) continue;
+    const dirs = (await run("find", [top, "-mindepth", "0", "-type", "d"]).catch(() => ""))
+      .split("\n")
+      .filter(Boolean)
+      .sort((a, b) => b.length - a.length);
+    for (const d of dirs) await tryRun("rmdir", [d]);
+  }
+}
+
 /** Kills the containerd shims (and with them the containers) started from this containerd. */
 async function killShims(socket: string): Promise<void> {
   for (const pid of readdirSync("/proc").filter((p) => /^\d+$/.test(p))) {
@@ -494,6 +512,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     }
     await tryRun("ip", ["netns", "delete", netns]);
     await tryRun("ip", ["link", "delete", hostVeth]);
+    await removeCgroups();
     guard?.kill("SIGKILL");
   };
 
@@ -601,8 +620,20 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     const ctr = (args: string[]) =>
       run(ctrBin, ["--address", socket, "--namespace", "k8s.io", ...args], 300_000);
     const importImage = async (archive: string, name: string): Promise<void> => {
-      // ctr names an OCI archive's image from its index; --index-name makes the name explicit.
-      await ctr(["images", "import", "--index-name", name, archive]);
+      // One name per image: --base-name turns the index's tag (org.opencontainers.image.ref.name)
+      // into <repository>:<tag>. (--index-name would add a second, expiring "import-<date>" name
+      // that the CRI may pick and then lose.)
+      // An index whose ref.name is already a full reference (the project's image) names itself.
+      const index = JSON.parse(
+        await run("tar", ["-xOf", archive, "./index.json"]).catch(() =>
+          run("tar", ["-xOf", archive, "index.json"]),
+        ),
+      ) as {
+        manifests?: { annotations?: Record<string, string> }[];
+      };
+      const refName = index.manifests?.[0]?.annotations?.["org.opencontainers.image.ref.name"] ?? "";
+      const base = /[/:]/.test(refName) ? [] : ["--base-name", name.slice(0, name.lastIndexOf(":"))];
+      await ctr(["images", "import", ...base, archive]);
       const listed = await ctr(["images", "list", "-q"]);
       if (!listed.split("\n").includes(name))
         throw new Error(`image ${name} not in containerd after import:\n${listed}`);
