@@ -3,29 +3,34 @@
 // enforces Pod Security `restricted`; PostgreSQL outside the cluster, as a managed database would
 // be, passed through the documented Secret. Then a first admin, a user and a node, all through the
 // proxy's Service; a rolling `helm upgrade` with clients counting failures; `helm uninstall`.
+// The steps are docs/install-kubernetes.md's commands, read from the file and run with bash (the
+// guide's own test, test/chart-guide.test.ts, runs the rest against a bare apiserver), with only
+// what this cluster needs substituted: the database URL, the public address, a NodePort.
 // The cluster is the single-node harness (test/harness/cluster.ts) unless SVC_E2E_KUBECONFIG names
 // another one (`make e2e-kind`).
 
 import { type ChildProcess, spawn } from "node:child_process";
-import { createHash, randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
+import { type DocCommand, docCommands } from "./chart-helm.ts";
 import { launchChromium, type RunningChromium } from "./harness/chromium.ts";
 import { ensureImage } from "./harness/image.ts";
-import { kubectl } from "./harness/kube.ts";
+import { freePort, kubectl } from "./harness/kube.ts";
 import { type PostgresServer, startPostgres } from "./harness/postgres.ts";
+import { toolPath } from "./harness/tools.ts";
 import {
   type E2eTarget,
   eventually,
   getJson,
-  helm,
   must,
   type PortForward,
   portForward,
+  runCommand,
   startTarget,
   withHosts,
 } from "./helm-e2e-fixture.ts";
@@ -33,9 +38,8 @@ import { HttpsClient } from "./proxy-https-client.ts";
 import { mustOpen, type TerminalConnection } from "./terminal-client.ts";
 
 const root = join(import.meta.dirname, "..");
-const chart = join(root, "charts", "svc");
 const bin = (name: "svc" | "svcctl" | "svcd") => join(root, "bin", name);
-const NS = "svc";
+const NS = "svc-system";
 const RELEASE = "svc";
 const PUBLIC_HOST = "svc.e2e.test";
 const NODE_PORT = 30443;
@@ -43,7 +47,7 @@ const PUBLIC_ADDR = `${PUBLIC_HOST}:${NODE_PORT}`;
 const AUTH_NAME = `svc-auth.${NS}.svc`;
 const ADMIN_PASSWORD = "e2e-first-admin-password";
 const BOB_PASSWORD = "e2e-bob-password-12";
-const AGENT_NODE = "e2e-node";
+const AGENT_NODE = "web-1";
 
 let target: E2eTarget;
 let pg: PostgresServer;
@@ -54,11 +58,42 @@ let authForward: PortForward | undefined;
 let caPem = "";
 let agent: { child: ChildProcess; output: () => string } | undefined;
 const timings: Record<string, number> = {};
+let guide: DocCommand[] = [];
+const ranGuide = new Set<string>();
+/** Extra values this cluster needs on top of the guide's: a NodePort instead of an Ingress. */
+const CLUSTER_VALUES = `--set clusterName=e2e --set proxy.service.type=NodePort --set proxy.service.nodePort=${NODE_PORT}`;
 let imageRef = "";
 
 const k = (args: string[], input?: string) => kubectl(kc, args, input, 300_000);
 const ok = async (args: string[], input?: string) => must(await k(args, input), `kubectl ${args.join(" ")}`);
-const values = () => join(dir, "values.yaml");
+
+/** The guide's commands of section `n` (all, or those starting with `prefix`). */
+function guideCommands(n: string, prefix = ""): DocCommand[] {
+  const found = guide.filter((c) => c.section.startsWith(`${n}. `) && c.text.startsWith(prefix));
+  if (found.length === 0) throw new Error(`docs/install-kubernetes.md §${n} has no "${prefix}" command`);
+  return found;
+}
+
+/**
+ * Runs guide commands as one bash script (shell variables carry over, as in a user's terminal),
+ * in a folder where `charts/` is the repository's, with the pinned helm and `bin/` on PATH.
+ */
+async function runGuide(commands: DocCommand[], rewrite: (t: string) => string = (t) => t): Promise<string> {
+  for (const c of commands) ranGuide.add(c.text.split("\n")[0] ?? "");
+  const script = commands.map((c) => rewrite(c.text)).join("\n");
+  const r = await runCommand("bash", ["-euo", "pipefail", "-c", `cd "$0"\n${script}`, dir], {
+    env: guideEnv(),
+    timeoutMs: 900_000,
+  });
+  return must(r, `guide commands:\n${script}`).stdout;
+}
+
+function guideEnv(): NodeJS.ProcessEnv {
+  return {
+    KUBECONFIG: kc,
+    PATH: `${join(toolPath("helm"), "..")}:${join(root, "bin")}:${process.env["PATH"] ?? ""}`,
+  };
+}
 /** Public names as DNS would resolve them for a user, for the CLIs. */
 const hosts = () => ({ [PUBLIC_HOST]: target.nodeAddress, [AUTH_NAME]: "127.0.0.1" });
 const cli = (home: string, cmd: string, args: string[], input?: string) =>
@@ -167,24 +202,20 @@ beforeAll(async () => {
     password: randomBytes(12).toString("hex"),
   });
 
-  // docs/install-kubernetes.md: the namespace, its Pod Security level, the database Secret.
-  await ok(["create", "namespace", NS]);
-  await ok(["label", "namespace", NS, "pod-security.kubernetes.io/enforce=restricted"]);
-  await ok(["-n", NS, "create", "secret", "generic", "svc-postgres", `--from-literal=url=${pg.url}`]);
-  await writeFile(
-    values(),
-    stringify({
-      clusterName: "e2e",
-      database: { postgres: { existingSecret: "svc-postgres" } },
-      proxy: { publicAddr: PUBLIC_ADDR, service: { type: "NodePort", nodePort: NODE_PORT } },
-    }),
+  guide = docCommands(await readFile(join(root, "docs", "install-kubernetes.md"), "utf8"));
+  await symlink(join(root, "charts"), join(dir, "charts"));
+  // §1: the namespace, its Pod Security level, the database Secret (our PostgreSQL's URL).
+  await runGuide(guideCommands("1"), (t) =>
+    t.replace("postgres://svc:CHANGE-ME@db.example.com:5432/svc", pg.url),
   );
+  // §3: helm install, then the guide's rollout status and `helm test`.
   const t0 = Date.now();
-  must(
-    await helm(kc, ["install", RELEASE, chart, "-n", NS, "-f", values(), "--wait", "--timeout", "10m"]),
-    "helm install",
+  await runGuide(
+    guideCommands("3", "helm install"),
+    (t) => `${t.replace("svc.example.com:443", PUBLIC_ADDR)} ${CLUSTER_VALUES} --wait --timeout 10m`,
   );
   timings["helm install to all Pods Ready (s)"] = (Date.now() - t0) / 1000;
+  await runGuide([...guideCommands("3", "kubectl"), ...guideCommands("3", "helm test")]);
 
   const secret = await getJson<{ data: Record<string, string> }>(kc, [
     "-n",
@@ -236,14 +267,33 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
     expect(bad.stderr).toMatch(/violates PodSecurity "restricted/);
   }, 600_000);
 
+  it("answers through the guide's port-forward (§5, trying it without DNS)", async () => {
+    const line = guideCommands("5", "kubectl -n svc-system port-forward")[0]?.text ?? "";
+    ranGuide.add(line);
+    const port = await freePort();
+    const [cmd, ...args] = line.replace("3080:443", `${port}:443`).split(" ");
+    const child = spawn(cmd ?? "kubectl", args, { env: { ...process.env, ...guideEnv() }, stdio: "ignore" });
+    try {
+      const via = new HttpsClient(`https://localhost:${port}`, caPem, PUBLIC_HOST);
+      const ping = await eventually(
+        "ping through port-forward",
+        async () => {
+          const r = await via.send({ path: "/v1/webapi/ping" });
+          return r.status === 200 ? r : undefined;
+        },
+        60_000,
+      );
+      expect(ping.json).toMatchObject({ cluster_name: "e2e" });
+    } finally {
+      child.kill("SIGTERM");
+    }
+  }, 600_000);
+
   it("gives the first admin a one-time reset link that works in a browser through the Service", async () => {
-    const s = await getJson<{ data: Record<string, string> }>(kc, [
-      "-n",
-      NS,
-      "secret",
-      `${RELEASE}-first-admin`,
-    ]);
-    const resetUrl = Buffer.from(s.data["reset-url"] ?? "", "base64").toString("utf8");
+    // §4, as written: the reset link from the Secret auth wrote.
+    const resetUrl = (
+      await runGuide(guideCommands("4", "kubectl -n svc-system get secret svc-first-admin"))
+    ).trim();
     expect(resetUrl).toMatch(new RegExp(`^https://${PUBLIC_ADDR.replace(/\./g, "\\.")}/web/reset\\?token=`));
     chrome = await launchChromium({
       hostMap: { [PUBLIC_HOST]: target.nodeAddress },
@@ -294,7 +344,7 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
           apiVersion: "svc.dev/v1",
           kind: "Role",
           metadata: { name: "e2e-ops", namespace: NS },
-          spec: { allow: { logins: ["root"], node_labels: { env: "e2e" } } },
+          spec: { allow: { logins: ["root"], node_labels: { env: "prod" } } },
         }),
         stringify({
           apiVersion: "svc.dev/v1",
@@ -339,47 +389,26 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
   }, 600_000);
 
   it("joins a node agent with a JoinToken resource; svc ssh runs a command on it", async () => {
-    const secret = randomBytes(16).toString("hex");
-    const expires = new Date(Date.now() + 3_600_000).toISOString();
-    await ok(
-      ["-n", NS, "apply", "-f", "-"],
-      stringify({
-        apiVersion: "svc.dev/v1",
-        kind: "JoinToken",
-        metadata: { name: "e2e-node-token", namespace: NS },
-        spec: {
-          roles: ["node"],
-          join_method: "token",
-          secret_hash: createHash("sha256").update(secret, "utf8").digest("hex"),
-          expires,
-        },
-      }),
-    );
-    const sshPort = 20_000 + Math.floor(Math.random() * 20_000);
+    // §6, as written: the secret, its hash in a JoinToken, Ready, the host CA, the token.
+    const steps = guideCommands("6").filter((c) => !c.text.startsWith("svcd agent"));
+    const token = (await runGuide(steps)).trim().split("\n").pop() ?? "";
+    expect(token).toMatch(/^web-1\.[A-Za-z0-9_-]+$/);
+    // The guide's `svcd agent` line, with this node's addresses (the proxy Pods dial it back).
+    const sshPort = await freePort();
+    const agentLine = guideCommands("6", "svcd agent")[0]?.text ?? "";
+    ranGuide.add(agentLine.split("\n")[0] ?? "");
+    const command = agentLine
+      .replace("AUTH-ADDRESS:3025", `127.0.0.1:${authForward?.port}`)
+      .replace('"web-1.SECRET"', `"${token}"`)
+      .replace("/var/lib/svc-agent", join(dir, "agent"));
     const child = spawn(
-      bin("svcd"),
+      "bash",
       [
-        "agent",
-        "--auth",
-        `127.0.0.1:${authForward?.port}`,
-        "--auth-server-name",
-        AUTH_NAME,
-        "--ca-file",
-        join(dir, "ca.pem"),
-        "--token",
-        `e2e-node-token.${secret}`,
-        "--data-dir",
-        join(dir, "agent"),
-        "--listen",
-        `${target.hostAddress}:${sshPort}`,
-        "--advertise-address",
-        `${target.hostAddress}:${sshPort}`,
-        "--hostname",
-        AGENT_NODE,
-        "--labels",
-        "env=e2e",
+        "-c",
+        `cd "$0" && exec ${command} --listen ${target.hostAddress}:${sshPort} --advertise-address ${target.hostAddress}:${sshPort} --hostname ${AGENT_NODE}`,
+        dir,
       ],
-      { stdio: ["ignore", "pipe", "pipe"] },
+      { env: { ...process.env, ...guideEnv() }, stdio: ["ignore", "pipe", "pipe"] },
     );
     let out = "";
     child.stdout?.on("data", (c: Buffer) => {
@@ -394,7 +423,7 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
       return out.includes("serving SSH") ? true : undefined;
     });
     await eventually("JoinToken Used", async () => {
-      const r = await k(["-n", NS, "get", "jointoken", "e2e-node-token", "-o", "jsonpath={.status.phase}"]);
+      const r = await k(["-n", NS, "get", "jointoken", "web-1", "-o", "jsonpath={.status.phase}"]);
       return r.stdout.trim() === "Used" ? true : undefined;
     });
     const r = await eventually(
@@ -533,23 +562,12 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
       }
     })();
     const t0 = Date.now();
-    // A value only auth's Pods use: auth rolls, the proxy replicas (and the terminal) survive.
-    must(
-      await helm(kc, [
-        "upgrade",
-        RELEASE,
-        chart,
-        "-n",
-        NS,
-        "-f",
-        values(),
-        "--set",
-        "auth.resources.requests.memory=200Mi",
-        "--wait",
-        "--timeout",
-        "10m",
-      ]),
-      "helm upgrade",
+    // §7 as written (CRDs first, then `helm upgrade --reuse-values`), changing a value only auth's
+    // Pods use: auth rolls; the proxy replicas, and with them the open terminal, stay.
+    await runGuide(guideCommands("7"), (t) =>
+      t.startsWith("helm upgrade")
+        ? `${t} --set auth.resources.requests.memory=200Mi --wait --timeout 10m`
+        : t,
     );
     await ok(["-n", NS, "rollout", "status", `deployment/${RELEASE}-auth`, "--timeout=600s"]);
     running = false;
@@ -566,7 +584,7 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
   }, 600_000);
 
   it("helm uninstall keeps the CRDs and the CA Secrets, and leaves nothing Terminating", async () => {
-    must(await helm(kc, ["uninstall", RELEASE, "-n", NS, "--wait", "--timeout", "5m"]), "helm uninstall");
+    await runGuide(guideCommands("8", "helm uninstall"), (t) => `${t} --wait --timeout 5m`);
     await ok(["get", "crd", "users.svc.dev", "roles.svc.dev", "jointokens.svc.dev"]);
     const secrets = await getJson<{ items: { metadata: { name: string } }[] }>(kc, ["-n", NS, "secrets"]);
     expect(
@@ -580,4 +598,13 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
     expect(users.items.filter((u) => u.metadata.deletionTimestamp)).toEqual([]);
     expect(users.items.map((u) => u.metadata.name).sort()).toEqual(["admin", "bob"]);
   }, 600_000);
+
+  it("ran every guide command the guide's own test leaves to a cluster with Pods", async () => {
+    const guideTest = await readFile(join(root, "test", "chart-guide.test.ts"), "utf8");
+    const left = guide
+      .map((c) => c.text.split("\n")[0] ?? "")
+      .filter((first) => guideTest.includes(JSON.stringify(first)) || guideTest.includes(`'${first}'`));
+    expect(left.length).toBeGreaterThan(5);
+    for (const first of left) expect([...ranGuide], first).toContain(first);
+  });
 });
