@@ -88,7 +88,7 @@ export function expectedFiles(): Map<string, string> {
   out.set("operator/rbac.yaml", plainOperatorRbac());
   out.set("charts/svc/templates/operator-rbac.yaml", chartRbac("operator", operatorRules(LEASE)));
   out.set("charts/svc/templates/auth-rbac.yaml", chartRbac("auth", authRules(PROXY_IDENTITY, FIRST_ADMIN)));
-  out.set("charts/svc/templates/proxy-rbac.yaml", chartRbac("proxy", proxyRules()));
+  out.set("charts/svc/templates/proxy-rbac.yaml", chartRbac("proxy", proxyRules(PROXY_IDENTITY)));
   out.set("charts/svc/templates/preset-roles.yaml", chartPresetRoles());
   for (const file of readdirSync(join(root, "crds"))
     .filter((f) => f.endsWith(".yaml"))

@@ -75,9 +75,13 @@ export function authRules(proxyIdentitySecret: string, firstAdminSecret: string)
   ];
 }
 
-/** proxy: informer caches only (public connector views, role lookups for the UI). */
-export function proxyRules(): PolicyRule[] {
-  return [{ apiGroups: [API_GROUP], resources: plurals, verbs: ["get", "list", "watch"] }];
+/** proxy: informer caches (public connector views, role lookups for the UI) and its own identity Secret. */
+export function proxyRules(proxyIdentitySecret: string): PolicyRule[] {
+  return [
+    { apiGroups: [API_GROUP], resources: plurals, verbs: ["get", "list", "watch"] },
+    // Its own identity, read through the API until the kubelet has mounted it (proxy.identity_secret).
+    { apiGroups: [""], resources: ["secrets"], verbs: ["get"], resourceNames: [proxyIdentitySecret] },
+  ];
 }
 
 export interface ComponentRbac {

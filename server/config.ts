@@ -97,6 +97,12 @@ export const ConfigSchema = Type.Object(
         /** `svcd proxy`: folder holding the identity auth issued (the mounted Secret). */
         identity_dir: Type.Optional(Type.String({ minLength: 1 })),
         /**
+         * `svcd proxy` with a Kubernetes source: the Secret identity_dir is mounted from. Until the
+         * kubelet mounts it (it refreshes Secret volumes only every minute or so), the proxy reads
+         * it through the API, so a fresh install serves as soon as auth has written it.
+         */
+        identity_secret: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),
+        /**
          * Load balancers / ingress controllers (IP addresses or CIDRs) whose X-Forwarded-For the
          * proxy believes for the client address (rate limits, audit). Empty: the socket's peer.
          */

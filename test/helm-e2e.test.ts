@@ -173,6 +173,39 @@ async function podMemory(): Promise<Map<string, number>> {
   return out;
 }
 
+/**
+ * Calls GET /v1/webapi/session through the NodePort every 100 ms, each on a new connection (as
+ * separate clients would), counting answers other than 200 and connection failures.
+ */
+function pollSession(session: string): { stop(): Promise<{ calls: number; failures: number }> } {
+  let calls = 0;
+  let failures = 0;
+  let running = true;
+  const loop = (async () => {
+    const client = proxyClient();
+    while (running) {
+      calls++;
+      try {
+        const r = await client.send({
+          path: "/v1/webapi/session",
+          headers: { authorization: `Bearer ${session}` },
+        });
+        if (r.status !== 200) failures++;
+      } catch {
+        failures++;
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return { calls, failures };
+    },
+  };
+}
+
 interface PodList {
   items: {
     metadata: { name: string; labels?: Record<string, string> };
@@ -542,25 +575,7 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
       headers: { authorization: `Bearer ${session}` },
     });
     await term.waitControl("ready");
-    let calls = 0;
-    let failures = 0;
-    let running = true;
-    const poller = (async () => {
-      const client = proxyClient();
-      while (running) {
-        calls++;
-        try {
-          const r = await client.send({
-            path: "/v1/webapi/session",
-            headers: { authorization: `Bearer ${session}` },
-          });
-          if (r.status !== 200) failures++;
-        } catch {
-          failures++;
-        }
-        await new Promise((r) => setTimeout(r, 100));
-      }
-    })();
+    const poll = pollSession(session);
     const t0 = Date.now();
     // §7 as written (CRDs first, then `helm upgrade --reuse-values`), changing a value only auth's
     // Pods use: auth rolls; the proxy replicas, and with them the open terminal, stay.
@@ -570,8 +585,7 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
         : t,
     );
     await ok(["-n", NS, "rollout", "status", `deployment/${RELEASE}-auth`, "--timeout=600s"]);
-    running = false;
-    await poller;
+    const { calls, failures } = await poll.stop();
     timings["helm upgrade (auth) (s)"] = (Date.now() - t0) / 1000;
     timings["helm upgrade: session calls"] = calls;
     timings["helm upgrade: failed session calls"] = failures;
@@ -582,6 +596,33 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
     expect(calls).toBeGreaterThan(10);
     expect(failures).toBe(0);
   }, 600_000);
+
+  it("rolls every Deployment with helm upgrade while clients keep calling", async () => {
+    const session = await login("bob", BOB_PASSWORD);
+    const poll = pollSession(session);
+    const t0 = Date.now();
+    // logLevel reaches every component's config: operator, auth and proxy all roll.
+    await runGuide(
+      guideCommands("7", "helm upgrade"),
+      (t) => `${t} --set logLevel=debug --wait --timeout 10m`,
+    );
+    await ok([
+      "-n",
+      NS,
+      "rollout",
+      "status",
+      "deployment/svc-proxy",
+      "deployment/svc-auth",
+      "deployment/svc-operator",
+      "--timeout=600s",
+    ]);
+    const { calls, failures } = await poll.stop();
+    timings["helm upgrade (all) (s)"] = (Date.now() - t0) / 1000;
+    timings["helm upgrade (all): session calls"] = calls;
+    timings["helm upgrade (all): failed session calls"] = failures;
+    expect(calls).toBeGreaterThan(10);
+    expect(failures).toBe(0);
+  }, 900_000);
 
   it("helm uninstall keeps the CRDs and the CA Secrets, and leaves nothing Terminating", async () => {
     await runGuide(guideCommands("8", "helm uninstall"), (t) => `${t} --wait --timeout 5m`);

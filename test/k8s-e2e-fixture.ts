@@ -126,7 +126,7 @@ export function tcpOpen(port: number): Promise<boolean> {
 }
 
 export async function startE2ePlatform(
-  opts: { identityTtl?: string; pgUrl?: string } = {},
+  opts: { identityTtl?: string; pgUrl?: string; identitySecret?: boolean } = {},
 ): Promise<E2ePlatform> {
   const kube = await startKube();
   const dir = await mkdtemp(join(tmpdir(), "svc-k8s-e2e-"));
@@ -198,6 +198,8 @@ export async function startE2ePlatform(
         diagnostics_addr: `127.0.0.1:${ports.proxyDiag}`,
         auth_addr: `127.0.0.1:${ports.auth}`,
         identity_dir: identityDir,
+        // As the chart sets it: the proxy reads its identity through the API until it is mounted.
+        ...(opts.identitySecret ? { identity_secret: PROXY_IDENTITY_SECRET } : {}),
       },
       client_tools: { min_version: "0.1.0", recommended_version: "0.1.0" },
       backend: { type: "postgres", url_file: pgUrlFile, schema },

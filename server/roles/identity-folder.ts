@@ -22,18 +22,37 @@ function samePublicKey(certSpki: ArrayBuffer, keyPem: string): boolean {
 
 /** Reads and checks the identity files; PreconditionFailedError when one is missing or unreadable. */
 export async function readIdentityFolder(dir: string): Promise<LoadedIdentity> {
-  const entries = Object.entries(PROXY_IDENTITY_FILES) as Array<[keyof ProxyIdentity, string]>;
-  const identity = {} as ProxyIdentity;
-  const hash = createHash("sha256");
-  for (const [field, file] of entries) {
-    let text: string;
+  return await loadIdentity(async (file) => {
     try {
-      text = await readFile(join(dir, file), "utf8");
+      return await readFile(join(dir, file), "utf8");
     } catch (err) {
       throw new PreconditionFailedError(
         `identity file ${file}: ${(err as NodeJS.ErrnoException).code ?? "unreadable"}`,
       );
     }
+  });
+}
+
+/**
+ * The same identity from the Secret's data as the API returns it (base64 values): what the
+ * folder will hold once the kubelet mounts it, so the digests agree and the mount is no reload.
+ */
+export async function identityFromSecretData(
+  data: Readonly<Record<string, string>>,
+): Promise<LoadedIdentity> {
+  return await loadIdentity(async (file) => {
+    const value = data[file];
+    if (value === undefined) throw new PreconditionFailedError(`identity Secret has no ${file}`);
+    return Buffer.from(value, "base64").toString("utf8");
+  });
+}
+
+async function loadIdentity(read: (file: string) => Promise<string>): Promise<LoadedIdentity> {
+  const entries = Object.entries(PROXY_IDENTITY_FILES) as Array<[keyof ProxyIdentity, string]>;
+  const identity = {} as ProxyIdentity;
+  const hash = createHash("sha256");
+  for (const [field, file] of entries) {
+    const text = await read(file);
     identity[field] = text;
     hash.update(file).update("\0").update(text).update("\0");
   }

@@ -4,6 +4,7 @@
 // be complete, and reloads it when auth renews it. Resources (public connectors) come from the
 // informer cache. /readyz on the diagnostics listener: source synced and auth answering.
 import { Server as HttpsServer } from "node:https";
+import { CoreV1Api } from "@kubernetes/client-node";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { webRoutes } from "../../web/serve.ts";
 import { type Config, loadConfigFile, splitHostPort } from "../config.ts";
@@ -30,7 +31,12 @@ import {
   sourceGauges,
   startSource,
 } from "./common.ts";
-import { type LoadedIdentity, readIdentityFolder, watchIdentityFolder } from "./identity-folder.ts";
+import {
+  identityFromSecretData,
+  type LoadedIdentity,
+  readIdentityFolder,
+  watchIdentityFolder,
+} from "./identity-folder.ts";
 import { LiveResources } from "./live-source.ts";
 import type { ProxyIdentity } from "./proxy-identity.ts";
 import { PUBLIC_TLS_POLL_MS, PublicTls } from "./public-tls.ts";
@@ -120,9 +126,24 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
 
     // Auth writes the Secret once it runs; the kubelet mounts it some seconds later.
     const signal = deps.signal ? AbortSignal.any([deps.signal, stopping.signal]) : stopping.signal;
+    const identitySecret = config.source.type === "kubernetes" ? config.proxy.identity_secret : undefined;
+    const secrets = identitySecret ? roleKubeConfig(config).makeApiClient(CoreV1Api) : undefined;
     let loaded: LoadedIdentity = await retryUntil(
       "the proxy identity",
-      () => readIdentityFolder(identityDir),
+      async () => {
+        try {
+          return await readIdentityFolder(identityDir);
+        } catch (err) {
+          if (!secrets || !identitySecret || config.source.type !== "kubernetes") throw err;
+          // Not mounted yet: the same Secret through the API (RBAC: get on this one name).
+          const secret = await secrets
+            .readNamespacedSecret({ name: identitySecret, namespace: config.source.namespace })
+            .catch(() => {
+              throw err;
+            });
+          return await identityFromSecretData(secret.data ?? {});
+        }
+      },
       {
         logger,
         signal,

@@ -172,6 +172,7 @@ proxy:
   diagnostics_addr: "0.0.0.0:{{ .Values.proxy.diagnosticsPort }}"
   auth_addr: "{{ include "svc.fullname" . }}-auth.{{ .Release.Namespace }}.svc:{{ .Values.auth.port }}"
   identity_dir: /var/run/svc/identity
+  identity_secret: "{{ include "svc.proxyIdentitySecret" . }}"
   {{- if include "svc.publicTlsSecret" . }}
   public_tls:
     cert_file: /var/run/svc/public-tls/tls.crt
