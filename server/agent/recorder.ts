@@ -4,7 +4,7 @@
 // the session runs (nothing grows in memory) and handed to `onFinished` when it ends; the
 // recording id is the SSH session id, so session.end can name it.
 import { createWriteStream, type WriteStream } from "node:fs";
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { StringDecoder } from "node:string_decoder";
 import type { Logger } from "pino";
@@ -124,7 +124,7 @@ export class SessionRecorder implements SessionObserver {
                 out?.end(() => resolve());
               }),
           )
-          .then(() => writeFile(metaPathOf(o.dir, meta.id), JSON.stringify(meta), { mode: 0o600 }))
+          .then(() => writeSidecar(o.dir, meta))
           .then(
             () => o.onFinished(meta, castPath),
             (err: unknown) => {
@@ -138,4 +138,14 @@ export class SessionRecorder implements SessionObserver {
       },
     };
   }
+}
+
+/**
+ * The sidecar marks the recording complete and ready for upload, so it appears whole or not at
+ * all: an agent killed while writing it must not leave a truncated one that is skipped forever.
+ */
+async function writeSidecar(dir: string, meta: RecordingFileMeta): Promise<void> {
+  const path = metaPathOf(dir, meta.id);
+  await writeFile(`${path}.tmp`, JSON.stringify(meta), { mode: 0o600 });
+  await rename(`${path}.tmp`, path);
 }

@@ -1,6 +1,8 @@
 // Uploads finished recordings to auth (UploadRecording: metadata, then 64 KiB chunks, with
 // back-pressure) and removes the local copy once auth has it. A recording that could not be sent
-// stays on disk and is retried by `uploadPending` (at start and on every heartbeat tick).
+// stays on disk and is retried by `uploadPending` (at start and on every heartbeat tick). Retries
+// are safe: auth answers AlreadyExists only for a complete recording of that id (the local copy
+// then goes), and Unavailable while another upload of it holds the lease (server/auth/recordings.ts).
 import { createReadStream } from "node:fs";
 import { readdir, readFile, unlink } from "node:fs/promises";
 import type { Metadata, ServiceError } from "@grpc/grpc-js";

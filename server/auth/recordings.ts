@@ -5,7 +5,10 @@ import {
   AlreadyExistsError,
   BadParameterError,
   isAlreadyExists,
+  isCompareFailed,
+  isNotFound,
   LimitExceededError,
+  UnavailableError,
 } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
 
@@ -49,35 +52,91 @@ export function checkRecordingMeta(m: Omit<RecordingMeta, "size_bytes">): void {
   if (m.end_unix_ms < m.start_unix_ms) throw new BadParameterError("end_unix_ms is before start_unix_ms");
 }
 
-/** Writes one recording as data arrives; `finish` makes it visible in lists. */
+/**
+ * How long an upload holds its recording id without progress. A crashed auth (or agent) leaves
+ * the lease behind; it expires after this, so the agent's retry takes over instead of being told
+ * the recording exists. Renewed while data arrives.
+ */
+export const UPLOAD_LEASE_MS = 30_000;
+
+/**
+ * Writes one recording as data arrives; `finish` makes it visible in lists. An upload is
+ * idempotent by recording id: a complete recording is never written twice (AlreadyExists, which
+ * the agent takes as "delivered"), a live upload of the same id is refused as Unavailable (retry
+ * later, keep the local copy), and an upload that died half-way is restarted from its first
+ * byte (its chunks are overwritten; the metadata, written last, is what makes it visible).
+ */
 export class RecordingWriter {
   readonly #backend: Backend;
   readonly #meta: Omit<RecordingMeta, "size_bytes">;
+  readonly #leaseMs: number;
   #buffer: Buffer[] = [];
   #buffered = 0;
   #size = 0;
   #seq = 0;
+  /** revision of our lease key while we hold it */
+  #lease: number | undefined;
+  #renewedAt = 0;
 
-  constructor(backend: Backend, meta: Omit<RecordingMeta, "size_bytes">) {
+  constructor(backend: Backend, meta: Omit<RecordingMeta, "size_bytes">, opts: { leaseMs?: number } = {}) {
     checkRecordingMeta(meta);
     this.#backend = backend;
     this.#meta = meta;
+    this.#leaseMs = opts.leaseMs ?? UPLOAD_LEASE_MS;
+  }
+
+  get #leaseKey(): string {
+    return `${META_PREFIX}${this.#meta.id}.pending`;
   }
 
   async begin(): Promise<void> {
+    await this.#refuseIfComplete();
     try {
-      await this.#backend.create(
-        `${META_PREFIX}${this.#meta.id}.pending`,
-        { pending: true },
-        { ttlMs: 3600_000 },
-      );
+      const item = await this.#backend.create(this.#leaseKey, { pending: true }, { ttlMs: this.#leaseMs });
+      this.#lease = item.revision;
+      this.#renewedAt = Date.now();
     } catch (err) {
-      if (isAlreadyExists(err)) throw new AlreadyExistsError("a recording with this id is being uploaded");
+      if (isAlreadyExists(err))
+        throw new UnavailableError("a recording with this id is being uploaded; retry later");
       throw err;
     }
+    // A concurrent upload may have finished between the check and the lease.
+    try {
+      await this.#refuseIfComplete();
+    } catch (err) {
+      await this.#release();
+      throw err;
+    }
+  }
+
+  async #refuseIfComplete(): Promise<void> {
     const existing = await this.#backend.range(`${META_PREFIX}${this.#meta.id}`, { limit: 2 });
     if (existing.some((i) => i.key === META_PREFIX + this.#meta.id)) {
       throw new AlreadyExistsError("a recording with this id exists");
+    }
+  }
+
+  /** Extends the lease (at most every third of its length); fails when another upload took it. */
+  async #renew(force: boolean): Promise<void> {
+    if (this.#lease === undefined) throw new UnavailableError("the upload lease is not held");
+    if (!force && Date.now() - this.#renewedAt < this.#leaseMs / 3) return;
+    try {
+      const item = await this.#backend.compareAndSwap(
+        this.#leaseKey,
+        this.#lease,
+        { pending: true },
+        {
+          ttlMs: this.#leaseMs,
+        },
+      );
+      this.#lease = item.revision;
+      this.#renewedAt = Date.now();
+    } catch (err) {
+      if (isNotFound(err) || isCompareFailed(err)) {
+        this.#lease = undefined;
+        throw new UnavailableError("the upload lease expired and was taken over; retry later");
+      }
+      throw err;
     }
   }
 
@@ -90,6 +149,7 @@ export class RecordingWriter {
   }
 
   async #flush(n: number): Promise<void> {
+    await this.#renew(false);
     const all = Buffer.concat(this.#buffer);
     const out = all.subarray(0, n);
     const rest = all.subarray(n);
@@ -101,15 +161,28 @@ export class RecordingWriter {
 
   async finish(): Promise<RecordingMeta> {
     if (this.#buffered > 0) await this.#flush(this.#buffered);
+    // Still ours: no other upload is overwriting these chunks.
+    await this.#renew(true);
     const meta: RecordingMeta = { ...this.#meta, size_bytes: this.#size };
     await this.#backend.create(META_PREFIX + meta.id, meta as unknown as JsonObject);
-    await this.#backend.delete(`${META_PREFIX}${meta.id}.pending`).catch(() => undefined);
+    await this.#release();
     return meta;
   }
 
   async abort(): Promise<void> {
+    // Only the lease holder removes the chunks: after a takeover they belong to the new upload.
+    if (this.#lease === undefined) return;
+    const held = await this.#backend.get(this.#leaseKey).catch(() => undefined);
+    if (held?.revision !== this.#lease) return;
     await this.#backend.deleteRange(`${DATA_PREFIX}${this.#meta.id}/`).catch(() => undefined);
-    await this.#backend.delete(`${META_PREFIX}${this.#meta.id}.pending`).catch(() => undefined);
+    await this.#release();
+  }
+
+  async #release(): Promise<void> {
+    if (this.#lease === undefined) return;
+    const rev = this.#lease;
+    this.#lease = undefined;
+    await this.#backend.compareAndDelete(this.#leaseKey, rev).catch(() => undefined);
   }
 }
 
