@@ -20,6 +20,13 @@ export interface WriteOptions {
   expires?: Date;
 }
 
+/** One item of an all-or-nothing `createAll`. */
+export interface CreateEntry {
+  key: string;
+  value: JsonValue;
+  opts?: WriteOptions;
+}
+
 export interface RangeOptions {
   /** At most this many items, ordered by key. */
   limit?: number;
@@ -67,6 +74,12 @@ export interface Backend {
   put(key: string, value: JsonValue, opts?: WriteOptions): Promise<Item>;
   /** Creates only when absent (an expired item counts as absent); else AlreadyExistsError. */
   create(key: string, value: JsonValue, opts?: WriteOptions): Promise<Item>;
+  /**
+   * Creates every item in one transaction, or none: AlreadyExistsError when any key exists (an
+   * expired item counts as absent). For records that must never be visible one without the other
+   * (a spent join token and the node it admitted).
+   */
+  createAll(entries: readonly CreateEntry[]): Promise<Item[]>;
   /**
    * Replaces the value only if the stored revision equals `expectedRevision`.
    * NotFoundError when absent; CompareFailedError when the revision differs.

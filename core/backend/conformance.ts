@@ -73,6 +73,36 @@ export function backendConformance(name: string, open: ConformanceFactory): void
         await expect(b.create("/c", { v: 2 })).rejects.toBeInstanceOf(AlreadyExistsError);
         expect(await b.get("/c")).toEqual(first);
       });
+
+      it("createAll writes every item or none", async () => {
+        const made = await b.createAll([
+          { key: "/all/a", value: 1 },
+          { key: "/all/b", value: 2, opts: { ttlMs: 1000 } },
+        ]);
+        expect(made.map((i) => i.value)).toEqual([1, 2]);
+        expect(made[1]?.revision).toBeGreaterThan(made[0]?.revision ?? Infinity);
+        expect((await b.get("/all/b")).expires).toEqual(new Date(T0 + 1000));
+        // One existing key refuses the whole batch; the keys before it are not written.
+        await expect(
+          b.createAll([
+            { key: "/all/c", value: 3 },
+            { key: "/all/a", value: 9 },
+          ]),
+        ).rejects.toBeInstanceOf(AlreadyExistsError);
+        await expect(b.get("/all/c")).rejects.toBeInstanceOf(NotFoundError);
+        expect((await b.get("/all/a")).value).toBe(1);
+        // An expired item counts as absent.
+        clock.advance(1000);
+        await b.createAll([{ key: "/all/b", value: 3 }]);
+        expect((await b.get("/all/b")).value).toBe(3);
+        await expect(b.createAll([])).rejects.toBeInstanceOf(BadParameterError);
+        await expect(
+          b.createAll([
+            { key: "/all/d", value: 1 },
+            { key: "/all/d", value: 2 },
+          ]),
+        ).rejects.toBeInstanceOf(BadParameterError);
+      });
     });
 
     describe("compare-and-swap and delete", () => {

@@ -17,6 +17,7 @@ import type {
   AuditPage,
   AuditQuery,
   Backend,
+  CreateEntry,
   Item,
   RangeOptions,
   WriteOptions,
@@ -25,6 +26,7 @@ import { postgresMigrations } from "./postgres-schema.ts";
 import {
   checkAuditInput,
   checkAuditQuery,
+  checkEntries,
   checkKey,
   checkPrefix,
   checkRangeLimit,
@@ -125,6 +127,38 @@ export class PostgresBackend implements Backend {
     const row = rows[0];
     if (row === undefined) throw new AlreadyExistsError(`key ${key} already exists`);
     return toItem(row);
+  }
+
+  async createAll(entries: readonly CreateEntry[]): Promise<Item[]> {
+    const checked = checkEntries(entries, this.#clock);
+    if (this.#closed) throw new UnavailableError("backend is closed");
+    let client: pg.PoolClient;
+    try {
+      client = await this.#pool.connect();
+    } catch (err) {
+      throw mapError(err);
+    }
+    let broken = false;
+    try {
+      await client.query("BEGIN");
+      const out: Item[] = [];
+      for (const { key, text, expires } of checked) {
+        const res = await client.query<Row>(this.#sql.create, [key, text, expires, this.#now()]);
+        const row = res.rows[0];
+        if (row === undefined) throw new AlreadyExistsError(`key ${key} already exists`);
+        out.push(toItem(row));
+      }
+      await client.query("COMMIT");
+      return out;
+    } catch (err) {
+      await client.query("ROLLBACK").catch(() => {
+        broken = true;
+      });
+      throw mapError(err);
+    } finally {
+      // A connection whose ROLLBACK failed is not handed to the next caller.
+      client.release(broken);
+    }
   }
 
   async compareAndSwap(

@@ -11,6 +11,7 @@ import type {
   AuditPage,
   AuditQuery,
   Backend,
+  CreateEntry,
   Item,
   RangeOptions,
   WriteOptions,
@@ -20,6 +21,7 @@ import {
   type CheckedAuditEvent,
   checkAuditInput,
   checkAuditQuery,
+  checkEntries,
   checkKey,
   checkPrefix,
   checkRangeLimit,
@@ -116,6 +118,17 @@ export class SqliteBackend implements Backend {
       // An expired row may still be stored; it counts as absent and is replaced.
       return toItem(must(this.#stmts.upsert.get(key, text, revision, expires)));
     });
+  }
+
+  async createAll(entries: readonly CreateEntry[]): Promise<Item[]> {
+    const checked = checkEntries(entries, this.#clock);
+    return this.#write(() =>
+      checked.map(({ key, text, expires }) => {
+        if (this.#stmts.get.get(key, this.#now()) !== undefined)
+          throw new AlreadyExistsError(`key ${key} already exists`);
+        return toItem(must(this.#stmts.upsert.get(key, text, this.#nextRevision(), expires)));
+      }),
+    );
   }
 
   async compareAndSwap(

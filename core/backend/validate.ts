@@ -3,7 +3,7 @@
 import type { Clock } from "../clock.ts";
 import { BadParameterError } from "../errors.ts";
 import type { JsonObject, JsonValue } from "../json.ts";
-import type { AuditEventInput, AuditQuery, RangeOptions, WriteOptions } from "./backend.ts";
+import type { AuditEventInput, AuditQuery, CreateEntry, RangeOptions, WriteOptions } from "./backend.ts";
 
 export const MAX_KEY_LENGTH = 1024;
 export const MAX_AUDIT_LIMIT = 500;
@@ -73,6 +73,22 @@ export function resolveExpiry(opts: WriteOptions | undefined, clock: Clock): num
     return now + Math.ceil(opts.ttlMs);
   }
   return null;
+}
+
+/** The entries of a createAll, checked and encoded: at least one, keys distinct. */
+export function checkEntries(
+  entries: readonly CreateEntry[],
+  clock: Clock,
+): Array<{ key: string; text: string; expires: number | null }> {
+  if (!Array.isArray(entries) || entries.length === 0)
+    throw new BadParameterError("createAll needs at least one entry");
+  const seen = new Set<string>();
+  return entries.map((e) => {
+    checkKey(e.key);
+    if (seen.has(e.key)) throw new BadParameterError(`key ${e.key} appears twice`);
+    seen.add(e.key);
+    return { key: e.key, text: encodeValue(e.value), expires: resolveExpiry(e.opts, clock) };
+  });
 }
 
 /** null means "no limit". */

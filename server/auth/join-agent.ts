@@ -355,17 +355,9 @@ export class AgentJoin implements AgentJoinHandler {
     const d = this.#d;
     // One redemption per token (and per secret: a re-created token with a new secret is fresh).
     const redemptionKey = joinTokenRedemptionKey(token);
-    try {
-      if (redeem)
-        await d.backend.create(redemptionKey, {
-          agent_id: id,
-          hostname: input.hostname,
-          at: now.toISOString(),
-        });
-    } catch (err) {
-      if (isAlreadyExists(err)) throw new AccessDeniedError("join token has already been used");
-      throw err;
-    }
+    // Cheap refusal of a spent token before signing; the createAll below is what decides.
+    if (redeem && (await d.backend.get(redemptionKey).catch(() => undefined)) !== undefined)
+      throw new AccessDeniedError("join token has already been used");
     const hostTtl = d.hostCertTtlSeconds ?? SSH_HOST_CERT_TTL_SECONDS;
     // The node ID (what the proxy and svc ssh verify) and the hostname (unique, reserved above,
     // for plain OpenSSH's HostKeyAlias). Addresses are the node's own claim and can change with
@@ -402,7 +394,25 @@ export class AgentJoin implements AgentJoinHandler {
       token: token.metadata.name,
       joined_at: now.toISOString(),
     };
-    await d.backend.create(AGENT_PREFIX + encodeURIComponent(id), reg as unknown as JsonObject);
+    // The redemption and the registration in one transaction: a crash never leaves a spent token
+    // without the node it admitted (the node would be unable to join again) or the reverse.
+    const regEntry = { key: AGENT_PREFIX + encodeURIComponent(id), value: reg as unknown as JsonObject };
+    try {
+      await d.backend.createAll(
+        redeem
+          ? [
+              {
+                key: redemptionKey,
+                value: { agent_id: id, hostname: input.hostname, at: now.toISOString() },
+              },
+              regEntry,
+            ]
+          : [regEntry],
+      );
+    } catch (err) {
+      if (redeem && isAlreadyExists(err)) throw new AccessDeniedError("join token has already been used");
+      throw err;
+    }
     if (input.agentless) await indexAgentless(d.backend, id);
     // Listed at once; from now on heartbeats (agent) or the reachability probe (agentless) keep it.
     await this.#nodes.heartbeat(id, {
