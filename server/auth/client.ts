@@ -24,7 +24,7 @@ import {
 } from "../../core/errors.ts";
 import type { AuthServiceClient } from "../../proto/generated/svc/v1/AuthService.ts";
 import { errorCodeOfGrpc } from "./errors.ts";
-import { AuthServiceClientConstructor } from "./proto.ts";
+import { AuthServiceClientConstructor, CLIENT_MESSAGE_LIMITS } from "./proto.ts";
 import { type AuthClientTlsOptions, authClientCredentials } from "./tls.ts";
 
 export type { AuthServiceClient };
@@ -39,7 +39,7 @@ export interface AuthClientOptions extends AuthClientTlsOptions {
 /** A typed client; `client.close()` when done. */
 export function createAuthClient(opts: AuthClientOptions): AuthServiceClient {
   // channelz off: nobody reads it, and its per-call bookkeeping is a visible share of a small call.
-  const options: Record<string, string | number> = { "grpc.enable_channelz": 0 };
+  const options: Record<string, string | number> = { "grpc.enable_channelz": 0, ...CLIENT_MESSAGE_LIMITS };
   if (opts.serverName) options["grpc.ssl_target_name_override"] = opts.serverName;
   return new AuthServiceClientConstructor(opts.address, authClientCredentials(opts), options);
 }

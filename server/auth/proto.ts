@@ -7,6 +7,20 @@ import type { ProtoGrpcType } from "../../proto/generated/auth.ts";
 import type { AuthServiceDefinition } from "../../proto/generated/svc/v1/AuthService.ts";
 
 export const AUTH_SERVICE_NAME = "svc.v1.AuthService";
+
+/**
+ * Largest request message (bytes, encoded) auth accepts; a bigger one is RESOURCE_EXHAUSTED before
+ * it is decoded. The largest real requests are a few KiB (recordings travel as 64 KiB chunks).
+ */
+export const MAX_REQUEST_BYTES = 4 * 1024 * 1024;
+/** Largest response message (bytes, encoded) auth sends and its clients accept (full lists). */
+export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+/** Channel options of every auth client: the message limits above, seen from the caller. */
+export const CLIENT_MESSAGE_LIMITS = {
+  "grpc.max_send_message_length": MAX_REQUEST_BYTES,
+  "grpc.max_receive_message_length": MAX_RESPONSE_BYTES,
+} as const;
 const protoRoot = join(import.meta.dirname, "..", "..", "proto");
 
 export const loaderOptions: protoLoader.Options = {

@@ -3,7 +3,14 @@
 import { Server } from "@grpc/grpc-js";
 import { loadSync } from "@grpc/proto-loader";
 import { HealthImplementation, protoPath as healthProtoPath } from "grpc-health-check";
-import { AUTH_SERVICE_NAME, authPackageDefinition, loaderOptions } from "./proto.ts";
+import { badInputInterceptor, guardDecoding } from "./bad-input.ts";
+import {
+  AUTH_SERVICE_NAME,
+  authPackageDefinition,
+  loaderOptions,
+  MAX_REQUEST_BYTES,
+  MAX_RESPONSE_BYTES,
+} from "./proto.ts";
 import { addReflection } from "./reflection.ts";
 import { AuthService, type AuthServiceDeps } from "./service.ts";
 import { type AuthServerTlsOptions, authServerCredentials } from "./tls.ts";
@@ -33,11 +40,17 @@ export interface RunningAuthServer {
 export async function startAuthServer(opts: AuthServerOptions): Promise<RunningAuthServer> {
   const service = new AuthService(opts);
   const server = new Server({
-    interceptors: [service.interceptor()],
+    // Authentication first: a caller without a valid credential learns nothing about its bytes.
+    interceptors: [service.interceptor(), badInputInterceptor],
     // Nobody reads channelz here; its per-call and per-message bookkeeping is pure overhead.
     "grpc.enable_channelz": 0,
+    // Explicit limits (docs/grpc.md "Message size"): bigger requests are RESOURCE_EXHAUSTED.
+    "grpc.max_receive_message_length": MAX_REQUEST_BYTES,
+    "grpc.max_send_message_length": MAX_RESPONSE_BYTES,
   });
-  service.addToServer(server);
+  service.addToServer({
+    addService: (definition, impl) => server.addService(guardDecoding(definition), impl),
+  });
   const health = new HealthImplementation({ "": "SERVING", [AUTH_SERVICE_NAME]: "SERVING" });
   health.addToServer(server);
   // Reflection describes everything served, so grpcurl can call health too.
