@@ -64,10 +64,13 @@ export class CompareFailedError extends SvcError {
   }
 }
 
-/** Rate limits, lockouts, quotas. */
+/** Rate limits, login throttling, quotas. */
 export class LimitExceededError extends SvcError {
-  constructor(message: string, options?: { cause?: unknown }) {
+  /** When the caller may try again, if known (HTTP Retry-After, gRPC `retry-after` trailer). */
+  readonly retryAfterSeconds: number | undefined;
+  constructor(message: string, options?: { cause?: unknown; retryAfterSeconds?: number }) {
     super("limit_exceeded", message, options);
+    this.retryAfterSeconds = options?.retryAfterSeconds;
   }
 }
 

@@ -33,6 +33,8 @@ const SERVER_ONLY = [
   "user.login",
   "user.logout",
   "user.locked",
+  "login.throttled",
+  "login.released",
   "user.create",
   "user.delete",
   "user.password_reset",

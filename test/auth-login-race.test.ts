@@ -1,5 +1,5 @@
-// Parallel wrong passwords cannot outrun the lockout: each attempt takes its number before the
-// password is checked, so with a limit of 5, twenty guesses at once get exactly five password
+// Parallel wrong passwords cannot outrun the login throttle: each attempt takes its number before
+// the password is checked, so with 5 free failures, twenty guesses at once get exactly five password
 // checks and fifteen refusals. Through the real auth server on a real SQLite file (the embedded
 // default's backend), and on two auth replicas sharing one PostgreSQL schema, so the
 // compare-and-swap under contention is the real one.
@@ -25,7 +25,7 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "svc-login-race-"));
   env = await startAuthEnv({
     backend: await openSqliteBackend({ path: join(dir, "state.db"), clock: systemClock, sweepIntervalMs: 0 }),
-    lockout: { maxFailures: 5, lockoutMs: 60_000 },
+    lockout: { maxFailures: 5, lockoutMs: 60_000, baseDelayMs: 60_000 },
   });
   // Separate connections, so the calls really run side by side.
   for (let i = 0; i < 4; i++)
@@ -38,8 +38,8 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-describe("lockout under parallel guesses", () => {
-  it("checks exactly maxFailures passwords; the rest are refused unverified and the name is locked", async () => {
+describe("login throttle under parallel guesses", () => {
+  it("checks exactly maxFailures passwords; the rest are refused unverified and the name waits", async () => {
     const results = await Promise.all(
       Array.from({ length: 20 }, (_, i) =>
         statusOf(
@@ -64,23 +64,23 @@ describe("lockout under parallel guesses", () => {
     );
     const reasons = failures.items.map((e) => JSON.parse(e.fields_json).reason);
     expect(reasons.filter((r) => r === "invalid credentials")).toHaveLength(5);
-    // Refused while the five were being checked ("too many attempts") or after the lock ("locked").
-    expect(reasons.filter((r) => r === "too many attempts" || r === "locked")).toHaveLength(15);
+    // Refused while the five were being checked ("too many attempts") or after ("throttled").
+    expect(reasons.filter((r) => r === "too many attempts" || r === "throttled")).toHaveLength(15);
     const locked = await callUnary(
       env.client,
       "SearchAuditEvents",
-      { type: "user.locked", user: "carl", start_unix_ms: 0, end_unix_ms: 0, limit: 500, offset: 0 },
+      { type: "login.throttled", user: "carl", start_unix_ms: 0, end_unix_ms: 0, limit: 500, offset: 0 },
       md,
     );
     expect(locked.total_count).toBe(1);
-    // Locked now: even the right password waits.
+    // Waiting now: even the right password waits (from an address carl never logged in from).
     const right = await statusOf(
       callUnary(env.client, "AuthenticateLocal", { username: "carl", password: PASSWORD }),
     );
     expect(right.code).toBe(status.RESOURCE_EXHAUSTED);
   });
 
-  it("a user's own parallel logins with the right password never lock the name", async () => {
+  it("a user's own parallel logins with the right password never throttle the name", async () => {
     const results = await Promise.all(
       Array.from({ length: 12 }, (_, i) =>
         statusOf(
@@ -101,7 +101,7 @@ describe("lockout under parallel guesses", () => {
     const locked = await callUnary(
       env.client,
       "SearchAuditEvents",
-      { type: "user.locked", user: "bob", start_unix_ms: 0, end_unix_ms: 0, limit: 10, offset: 0 },
+      { type: "login.throttled", user: "bob", start_unix_ms: 0, end_unix_ms: 0, limit: 10, offset: 0 },
       userMetadata(admin.session?.session_id ?? ""),
     );
     expect(locked.total_count).toBe(0);
@@ -129,7 +129,7 @@ describe("lockout under parallel guesses", () => {
   });
 });
 
-describe("lockout under parallel guesses on two replicas sharing PostgreSQL", () => {
+describe("login throttle under parallel guesses on two replicas sharing PostgreSQL", () => {
   const url = testPostgresUrl();
   const schema = uniqueSchemaName("login_race");
   const backends: Backend[] = [];
@@ -146,7 +146,11 @@ describe("lockout under parallel guesses on two replicas sharing PostgreSQL", ()
         sweepIntervalMs: 0,
       });
       backends.push(backend);
-      const r = await startAuthEnv({ backend, pki, lockout: { maxFailures: 5, lockoutMs: 60_000 } });
+      const r = await startAuthEnv({
+        backend,
+        pki,
+        lockout: { maxFailures: 5, lockoutMs: 60_000, baseDelayMs: 60_000 },
+      });
       replicas.push(r);
       for (let j = 0; j < 2; j++)
         pgClients.push(createAuthClient({ address: r.auth.address, caPems: [pki.hostCa.certPem] }));
@@ -179,11 +183,11 @@ describe("lockout under parallel guesses on two replicas sharing PostgreSQL", ()
     const locked = await callUnary(
       b.client,
       "SearchAuditEvents",
-      { type: "user.locked", user: "carl", start_unix_ms: 0, end_unix_ms: 0, limit: 10, offset: 0 },
+      { type: "login.throttled", user: "carl", start_unix_ms: 0, end_unix_ms: 0, limit: 10, offset: 0 },
       userMetadata(admin.session?.session_id ?? ""),
     );
     expect(locked.total_count).toBe(1);
-    // Locked on both replicas: the right password waits on either.
+    // Waiting on both replicas: the right password waits on either.
     for (const r of replicas) {
       const right = await statusOf(
         callUnary(r.client, "AuthenticateLocal", { username: "carl", password: PASSWORD }),

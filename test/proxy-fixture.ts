@@ -18,6 +18,7 @@ import {
 import { systemClock } from "../core/clock.ts";
 import { API_VERSION, presets } from "../core/resources/index.ts";
 import { MemorySource } from "../core/sources/memory.ts";
+import type { LockoutPolicy } from "../server/auth/login.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import { type RunningAuthServer, startAuthServer } from "../server/auth/server.ts";
 import { GrpcCliAuthApi } from "../server/proxy/cli-auth-api.ts";
@@ -75,9 +76,10 @@ export interface AuthSide {
   close(): Promise<void>;
 }
 
-/** Auth settings a test may change: the web session lifetime (auth.session_ttl). */
+/** Auth settings a test may change: the web session lifetime (auth.session_ttl), login throttling. */
 export interface AuthSideOptions {
   sessionTtlMs?: number;
+  lockout?: LockoutPolicy;
 }
 
 export async function startAuthSide(o: AuthSideOptions = {}): Promise<AuthSide> {
@@ -162,6 +164,7 @@ export async function startAuthSide(o: AuthSideOptions = {}): Promise<AuthSide> 
       // As production: auth decides the WebAuthn relying party (the proxy's public address).
       relyingParty: { rpId: PUBLIC_HOST, rpName: "proxy-test", origin: PUBLIC_ORIGIN },
       ...(o.sessionTtlMs ? { sessionTtlMs: o.sessionTtlMs } : {}),
+      ...(o.lockout ? { lockout: o.lockout } : {}),
     });
     cleanups.push(() => auth.close(1000));
     return {

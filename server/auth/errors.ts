@@ -1,7 +1,7 @@
 // The one place where typed core errors become gRPC statuses. Anything that is not a typed core
 // error becomes INTERNAL with a fixed message: internals never reach a client.
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
-import { type ErrorCode, isSvcError } from "../../core/errors.ts";
+import { type ErrorCode, isSvcError, LimitExceededError } from "../../core/errors.ts";
 
 const CODES: Record<ErrorCode, status> = {
   not_found: status.NOT_FOUND,
@@ -28,7 +28,10 @@ export interface GrpcStatusError {
 
 export function toGrpcError(err: unknown): GrpcStatusError {
   if (isSvcError(err) && err.code !== "internal") {
-    return { code: CODES[err.code], details: err.message, metadata: new Metadata() };
+    const metadata = new Metadata();
+    if (err instanceof LimitExceededError && err.retryAfterSeconds !== undefined)
+      metadata.set("retry-after", String(err.retryAfterSeconds));
+    return { code: CODES[err.code], details: err.message, metadata };
   }
   return { code: status.INTERNAL, details: INTERNAL_MESSAGE, metadata: new Metadata() };
 }

@@ -1,42 +1,37 @@
 // Local login: username + password -> session (or "MFA required"). Unknown users and wrong
 // passwords get the same error, and both pay one argon2id verification (a dummy hash for unknown
-// users), so neither status, body nor timing tells them apart. Failed attempts are counted per
-// name (known or not, for the same reason), reserved before the password is checked so parallel
-// guesses cannot slip past the count; after `maxFailures` within the window the name is locked
-// for `lockoutMs`, its sessions are revoked and `user.locked` is audited.
+// users), so neither status, body nor timing tells them apart. Failed attempts are throttled per
+// client address and per name (known or not, for the same reason) with growing waits
+// (login-throttle.ts, docs/auth.md "Login throttling"): never a hard lock, never a revoked session,
+// and an address the user logged in from before is not held back by others' failures for the name.
 import type { Backend } from "../../core/backend/backend.ts";
 import type { Clock } from "../../core/clock.ts";
-import {
-  BadParameterError,
-  isAlreadyExists,
-  isCompareFailed,
-  isNotFound,
-  LimitExceededError,
-  NotAuthenticatedError,
-  UnavailableError,
-} from "../../core/errors.ts";
+import { BadParameterError, LimitExceededError, NotAuthenticatedError } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
+import {
+  LoginThrottle,
+  type Reservation,
+  type ThrottlePolicy,
+  type ThrottleScope,
+} from "./login-throttle.ts";
 import { getPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from "./passwords.ts";
 import type { SessionScope, SessionStore, WebSession } from "./sessions.ts";
 import { hasControlChars } from "./text.ts";
 import type { WebAuthnStore } from "./webauthn.ts";
 
-export interface LockoutPolicy {
-  /** Failed attempts that lock the name. */
-  maxFailures: number;
-  /** How long failures are remembered and how long a lock lasts. */
-  lockoutMs: number;
-}
+/** The `lockout` option of auth (config `auth.lockout`): see ThrottlePolicy. */
+export type LockoutPolicy = ThrottlePolicy;
+export { DEFAULT_THROTTLE as DEFAULT_LOCKOUT } from "./login-throttle.ts";
 
-export const DEFAULT_LOCKOUT: LockoutPolicy = { maxFailures: 5, lockoutMs: 15 * 60 * 1000 };
-const FAILURES_PREFIX = "login-failures/";
-const LOCK_PREFIX = "login-locks/";
 const INVALID = "invalid username or password";
 
-/** Per name: failed attempts in the window, and attempts whose password is being checked now. */
-interface Attempts {
-  failures: number;
-  pending: number;
+/** The host of a gRPC peer string ("ipv4:1.2.3.4:5", "[::1]:5", "1.2.3.4:5"). */
+export function peerHost(peer: string): string {
+  const p = peer.replace(/^ipv[46]:/, "");
+  const v6 = /^\[([^\]]+)\]:\d+$/.exec(p);
+  if (v6?.[1]) return v6[1];
+  const v4 = /^([^:]+):\d+$/.exec(p);
+  return v4?.[1] ?? p;
 }
 
 export type LoginResult =
@@ -57,12 +52,14 @@ export interface LocalLoginDeps {
 
 export class LocalLogin {
   readonly #d: LocalLoginDeps;
-  readonly #lockout: LockoutPolicy;
+  readonly #throttle: LoginThrottle;
   #dummy: Promise<string> | undefined;
 
   constructor(deps: LocalLoginDeps) {
     this.#d = deps;
-    this.#lockout = deps.lockout ?? DEFAULT_LOCKOUT;
+    this.#throttle = new LoginThrottle(deps.backend, deps.clock, deps.lockout, async (e) => {
+      await deps.backend.appendAudit({ ...e, success: true });
+    });
   }
 
   /** Hash verified for unknown users, so their answer costs the same as a wrong password. */
@@ -71,14 +68,12 @@ export class LocalLogin {
     return this.#dummy;
   }
 
+  /**
+   * Until when attempts for the name wait (from clients not known for it), if they do now. Not a
+   * lock: a client that logged in as the user before is not held by it.
+   */
   async lockedUntil(username: string): Promise<Date | undefined> {
-    try {
-      const item = await this.#d.backend.get(LOCK_PREFIX + username);
-      return new Date(String((item.value as JsonObject)["until"]));
-    } catch (err) {
-      if (isNotFound(err)) return undefined;
-      throw err;
-    }
+    return this.#throttle.waitingUntil("user", username);
   }
 
   async login(username: string, password: string, clientAddress: string): Promise<LoginResult> {
@@ -95,23 +90,35 @@ export class LocalLogin {
       throw new BadParameterError("password is required");
     }
     const { backend } = this.#d;
-    const fields = { client_address: clientAddress.slice(0, 128), method: "local" };
-    const refuseLocked = async (): Promise<never> => {
-      await this.#auditFailure(username, fields, "locked");
-      throw new LimitExceededError("too many failed logins; try again later");
-    };
-    if (await this.lockedUntil(username)) await refuseLocked();
-    // The attempt takes a slot before the password is checked, atomically: failures so far plus
-    // attempts still being checked may not exceed the limit, so parallel guesses cannot all pass
-    // the lock check before any failure counts. An attempt refused this way is not a failure and
-    // locks nothing (a user's own parallel logins only wait), see docs/auth.md.
-    if (
-      !(await this.#updateAttempts(username, (a) =>
-        a.failures + a.pending < this.#lockout.maxFailures ? { ...a, pending: a.pending + 1 } : undefined,
-      ))
-    ) {
-      await this.#auditFailure(username, fields, "too many attempts");
-      throw new LimitExceededError("too many login attempts for this user at once; try again later");
+    const address = clientAddress.slice(0, 128);
+    const fields = { client_address: address, method: "local" };
+    const ctx = { user_name: username, client_address: address };
+    // The address counter always applies; the name counter not for an address that logged in as
+    // this user before, so someone else's failures for the name never hold the user back there.
+    const counters: Array<[ThrottleScope, string]> = [];
+    if (address !== "") counters.push(["address", address]);
+    if (!(await this.#throttle.isKnown(username, address))) counters.push(["user", username]);
+    // Each counter gives a slot before the password is checked, atomically (compare-and-swap), so
+    // parallel guesses cannot all pass the check before any failure counts.
+    const taken: Array<[ThrottleScope, string]> = [];
+    for (const [scope, subject] of counters) {
+      const r: Reservation = await this.#throttle.reserve(scope, subject, ctx);
+      if (!r.ok) {
+        for (const [s, subj] of taken) await this.#throttle.release(s, subj, ctx);
+        const seconds = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
+        await this.#auditFailure(
+          username,
+          { ...fields, throttled: scope, retry_after_s: seconds },
+          r.busy ? "too many attempts" : "throttled",
+        );
+        throw new LimitExceededError(
+          r.busy
+            ? "too many login attempts at once; try again shortly"
+            : `too many failed logins; try again in ${seconds} s`,
+          { retryAfterSeconds: seconds },
+        );
+      }
+      taken.push([scope, subject]);
     }
     const allowed = this.#d.loginAllowed(username);
     let matches = false;
@@ -120,20 +127,16 @@ export class LocalLogin {
       phc = allowed ? await getPasswordHash(backend, username) : undefined;
       matches = await verifyPassword(password, phc ?? (await this.#dummyHash()));
     } catch (err) {
-      await this.#updateAttempts(username, (a) => ({ ...a, pending: Math.max(0, a.pending - 1) }));
+      for (const [s, subj] of taken) await this.#throttle.release(s, subj, ctx);
       throw err;
     }
     if (!allowed || phc === undefined || !matches) {
-      const after = await this.#updateAttempts(username, (a) => ({
-        failures: a.failures + 1,
-        pending: Math.max(0, a.pending - 1),
-      }));
+      for (const [s, subj] of taken) await this.#throttle.fail(s, subj, ctx);
       await this.#auditFailure(username, fields, "invalid credentials");
-      if (after && after.failures >= this.#lockout.maxFailures) await this.#lock(username, after.failures);
       throw new NotAuthenticatedError(INVALID);
     }
-    // A right password clears the failures (its own slot included).
-    await this.#updateAttempts(username, (a) => ({ failures: 0, pending: Math.max(0, a.pending - 1) }));
+    for (const [s, subj] of taken) await this.#throttle.succeed(s, subj, ctx);
+    await this.#throttle.remember(username, address);
     if (await this.#d.webauthn.hasDevices(username)) {
       const mfaToken = await this.#d.webauthn.issueMfaToken(username);
       await backend.appendAudit({
@@ -178,71 +181,6 @@ export class LocalLogin {
       user_name: username,
       success: false,
       fields: { ...fields, reason },
-    });
-  }
-
-  /**
-   * Changes the name's attempt record (failures in the window, attempts being checked) with
-   * compare-and-swap, so every replica and parallel caller counts. `change` answers the new record,
-   * or undefined to leave it as it is; the answer is the record written (undefined: not written).
-   */
-  async #updateAttempts(
-    username: string,
-    change: (a: Attempts) => Attempts | undefined,
-  ): Promise<Attempts | undefined> {
-    const { backend } = this.#d;
-    const key = FAILURES_PREFIX + username;
-    for (let round = 0; round < 50; round++) {
-      let current: { a: Attempts; revision: number } | undefined;
-      try {
-        const item = await backend.get(key);
-        const v = item.value as JsonObject;
-        current = {
-          a: { failures: Number(v["failures"] ?? v["count"] ?? 0), pending: Number(v["pending"] ?? 0) },
-          revision: item.revision,
-        };
-      } catch (err) {
-        if (!isNotFound(err)) throw err;
-      }
-      const next = change(current?.a ?? { failures: 0, pending: 0 });
-      if (!next) return undefined;
-      const value = { failures: next.failures, pending: next.pending };
-      // Each write restarts the window: failures are remembered lockoutMs after the last attempt.
-      const opts = { ttlMs: this.#lockout.lockoutMs };
-      try {
-        if (current) await backend.compareAndSwap(key, current.revision, value, opts);
-        else await backend.create(key, value, opts);
-        return next;
-      } catch (err) {
-        if (isCompareFailed(err) || isAlreadyExists(err) || isNotFound(err)) continue;
-        throw err;
-      }
-    }
-    throw new UnavailableError("too much contention on the login counter; try again");
-  }
-
-  /** Locks the name (once: the replica or caller that creates the lock audits it). */
-  async #lock(username: string, failures: number): Promise<void> {
-    const { backend, clock } = this.#d;
-    const until = new Date(clock.now().getTime() + this.#lockout.lockoutMs);
-    try {
-      await backend.create(LOCK_PREFIX + username, { until: until.toISOString() }, { expires: until });
-    } catch (err) {
-      if (isAlreadyExists(err)) return; // another replica or caller locked it first and audited it
-      throw err;
-    }
-    await backend.delete(FAILURES_PREFIX + username).catch(() => undefined);
-    const revoked = await this.#d.sessions.revokeAll(username);
-    await backend.appendAudit({
-      event_type: "user.locked",
-      user_name: username,
-      success: true,
-      fields: {
-        reason: "too many failed logins",
-        failures,
-        locked_until: until.toISOString(),
-        sessions_revoked: revoked,
-      },
     });
   }
 }

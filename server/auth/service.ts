@@ -50,7 +50,7 @@ import { type Caller, callerLabel, callerOf } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
 import type { AgentJoinHandler } from "./join-agent.ts";
-import { LocalLogin, type LockoutPolicy, type LoginResult } from "./login.ts";
+import { LocalLogin, type LockoutPolicy, type LoginResult, peerHost } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
 import { managedBySvcctl } from "./managed-by.ts";
 import { authorizeNodeLogin } from "./node-login.ts";
@@ -429,11 +429,30 @@ export class AuthService {
     };
   }
 
+  /**
+   * The login's client address: the one a proxy (host-CA certificate svc://proxy/...) reports, or
+   * else this connection's own peer, so a direct caller cannot pose as an address the user is
+   * known from (login throttling, docs/auth.md).
+   */
+  #clientAddress(
+    claimed: string,
+    call: Pick<ServerUnaryCall<unknown, unknown>, "getAuthContext" | "getPeer">,
+  ): string {
+    const cert = call.getAuthContext().sslPeerCertificate;
+    const peer = cert ? (this.#d.peerIdentity ?? peerIdentityFromCertificate)(cert) : undefined;
+    if (peer?.kind === "agent" && peer.id.startsWith("proxy:")) return claimed;
+    return peerHost(call.getPeer());
+  }
+
   // ---- handlers -----------------------------------------------------------------------------
 
   readonly handlers: AuthServiceHandlers = {
-    AuthenticateLocal: unary(async (req) => {
-      const r = await this.login.login(req.username, req.password, req.client_address);
+    AuthenticateLocal: unary(async (req, _caller, call) => {
+      const r = await this.login.login(
+        req.username,
+        req.password,
+        this.#clientAddress(req.client_address, call),
+      );
       if (r.kind === "mfa" && req.webauthn?.rp_id) {
         const rp = rpFrom(this.#d.relyingParty, req.webauthn);
         return this.#loginAnswer(
@@ -751,16 +770,21 @@ export class AuthService {
       return { challenge_id: c.challengeId, options_json: c.optionsJson };
     }),
 
-    FinishWebAuthnLogin: unary(async (req) => {
+    FinishWebAuthnLogin: unary(async (req, _caller, call) => {
       const rp = rpFrom(this.#d.relyingParty, req.relying_party);
       const username = await this.webauthn.finishLogin(req.challenge_id, req.credential_json, rp);
-      // The user may have been deleted, disabled or locked out since the password step.
-      if (this.#activeChecker(username) === undefined || (await this.login.lockedUntil(username))) {
+      // The user may have been deleted, disabled or role-locked since the password step. (Login
+      // throttling is not checked here: the password step passed it, and others' failures for the
+      // name must not stop the user.)
+      if (this.#activeChecker(username) === undefined) {
         throw new NotAuthenticatedError("invalid username or password");
       }
       const r = await this.login.completeLogin(
         username,
-        { client_address: req.client_address.slice(0, 128), method: "local+webauthn" },
+        {
+          client_address: this.#clientAddress(req.client_address, call).slice(0, 128),
+          method: "local+webauthn",
+        },
         { mfa: true },
       );
       return this.#loginAnswer(r);
@@ -848,6 +872,7 @@ export class AuthService {
     const caller = callerOf(call.metadata);
     if (caller.kind !== "agent") throw new NotAuthenticatedError("agents only");
     let writer: RecordingWriter | undefined;
+    let expectedSize = 0;
     try {
       for await (const msg of call as AsyncIterable<UploadRecordingRequest__Output>) {
         if (!writer) {
@@ -868,6 +893,7 @@ export class AuthService {
           });
           await w.begin();
           writer = w;
+          expectedSize = Number(m.size_bytes);
           continue;
         }
         if (msg.part !== "chunk" || !msg.chunk)
@@ -875,6 +901,12 @@ export class AuthService {
         await writer.write(msg.chunk);
       }
       if (!writer) throw new BadParameterError("no metadata received");
+      // A client that dies mid-stream can look like one that ended it: only the announced size
+      // (or, from older agents, a call not cancelled meanwhile) makes the recording complete.
+      if (expectedSize > 0 && writer.size !== expectedSize)
+        throw new BadParameterError(`recording ended after ${writer.size} of ${expectedSize} bytes`);
+      await new Promise((r) => setImmediate(r));
+      if (call.cancelled) throw new UnavailableError("the upload was cancelled");
       const meta = await writer.finish();
       return { id: meta.id, size_bytes: meta.size_bytes };
     } catch (err) {

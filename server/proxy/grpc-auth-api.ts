@@ -81,7 +81,7 @@ export interface GrpcAuthApiOptions {
 
 type Callback<T> = (err: ServiceError | null, value?: T) => void;
 
-const errorByStatus: Partial<Record<status, (m: string) => SvcError>> = {
+const errorByStatus: Partial<Record<status, (m: string, md?: Metadata) => SvcError>> = {
   [status.INVALID_ARGUMENT]: (m) => new BadParameterError(m),
   [status.OUT_OF_RANGE]: (m) => new BadParameterError(m),
   [status.UNAUTHENTICATED]: (m) => new NotAuthenticatedError(m),
@@ -89,7 +89,13 @@ const errorByStatus: Partial<Record<status, (m: string) => SvcError>> = {
   [status.NOT_FOUND]: (m) => new NotFoundError(m),
   [status.ALREADY_EXISTS]: (m) => new AlreadyExistsError(m),
   [status.ABORTED]: (m) => new CompareFailedError(m),
-  [status.RESOURCE_EXHAUSTED]: (m) => new LimitExceededError(m),
+  [status.RESOURCE_EXHAUSTED]: (m, md) => {
+    const after = Number(md?.get("retry-after")[0]);
+    return new LimitExceededError(
+      m,
+      Number.isInteger(after) && after > 0 ? { retryAfterSeconds: after } : {},
+    );
+  },
   [status.FAILED_PRECONDITION]: (m) => new PreconditionFailedError(m),
   [status.UNIMPLEMENTED]: (m) => new NotImplementedError(m),
   [status.UNAVAILABLE]: () => new UnavailableError("auth service unavailable"),
@@ -99,7 +105,9 @@ const errorByStatus: Partial<Record<status, (m: string) => SvcError>> = {
 /** A gRPC failure as a core error; INTERNAL and unknown statuses stay opaque (500 upstream). */
 export function fromGrpcError(err: ServiceError): Error {
   const make = errorByStatus[err.code];
-  return make ? make(err.details) : new Error(`auth call failed with status ${err.code}`, { cause: err });
+  return make
+    ? make(err.details, err.metadata)
+    : new Error(`auth call failed with status ${err.code}`, { cause: err });
 }
 
 const dateOf = (ms: number): Date | undefined => (ms > 0 ? new Date(ms) : undefined);

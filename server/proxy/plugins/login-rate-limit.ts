@@ -1,6 +1,9 @@
-// Login and MFA attempts are limited per client address AND per username (both counted on every
-// attempt; either one exceeding refuses with 429 + Retry-After). Counters live in this replica's
-// memory: the proxy is stateless by design, and auth's own lockout is the cluster-wide guard.
+// Login and MFA attempts are limited per client address, and the MFA steps also per pending login
+// (its mfa token / challenge id); either one exceeding refuses with 429 + Retry-After. Counters
+// live in this replica's memory: the proxy is stateless by design. Attempts per login name are not
+// counted here: a per-name limit anyone can spend would shut the user out from everywhere; auth's
+// login throttling counts names cluster-wide and exempts addresses the user is known from
+// (docs/auth.md, "Login throttling").
 import rateLimit from "@fastify/rate-limit";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
@@ -15,23 +18,19 @@ declare module "fastify" {
 
 export interface LoginRateLimitOptions {
   perAddress: number;
+  /** per pending MFA login (mfa token / challenge id) */
   perUsername: number;
   windowMs: number;
 }
 
 /**
- * Whom a login-like request is about: the username (normalised so case does not dodge the limit)
- * or, on the MFA steps, the pending login's mfa token / challenge id, which stand for one user.
+ * Which pending login an MFA step is about: its mfa token / challenge id (secrets of that login,
+ * so an attacker cannot spend another user's budget).
  */
 function usernameOf(request: FastifyRequest): string | undefined {
   const body = request.body;
   if (typeof body !== "object" || body === null) return undefined;
-  const { username, mfa_token, challenge_id } = body as {
-    username?: unknown;
-    mfa_token?: unknown;
-    challenge_id?: unknown;
-  };
-  if (typeof username === "string") return `name:${username.trim().toLowerCase()}`;
+  const { mfa_token, challenge_id } = body as { mfa_token?: unknown; challenge_id?: unknown };
   if (typeof mfa_token === "string") return `mfa:${mfa_token}`;
   if (typeof challenge_id === "string") return `challenge:${challenge_id}`;
   return undefined;
@@ -63,3 +62,13 @@ export const loginRateLimitPlugin = fp(
   },
   { name: "svc-login-rate-limit" },
 );
+
+/**
+ * Copies the wait auth asks for (its login throttling's `retry-after`) onto the reply as
+ * Retry-After, then answers the error for the error handler to send.
+ */
+export function withRetryAfter(reply: FastifyReply, err: unknown): unknown {
+  if (err instanceof LimitExceededError && err.retryAfterSeconds !== undefined)
+    reply.header("retry-after", String(err.retryAfterSeconds));
+  return err;
+}

@@ -6,6 +6,7 @@ import type { IssuedSession, WebAuthnLoginChallenge } from "../auth-client.ts";
 import { relyingParty } from "../config.ts";
 import { originAllowed } from "../credentials.ts";
 import { errorBody } from "../http-errors.ts";
+import { withRetryAfter } from "../plugins/login-rate-limit.ts";
 import { sessionOf } from "../plugins/session.ts";
 import {
   AssertionCredential,
@@ -121,12 +122,16 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       preHandler: [sameOriginOnly, app.limitLoginAttempts],
     },
     async (request, reply) => {
-      const result = await app.authApi.authenticateLocal({
-        username: request.body.username,
-        password: request.body.password,
-        clientAddress: request.ip,
-        relyingParty: rp,
-      });
+      const result = await app.authApi
+        .authenticateLocal({
+          username: request.body.username,
+          password: request.body.password,
+          clientAddress: request.ip,
+          relyingParty: rp,
+        })
+        .catch((err: unknown) => {
+          throw withRetryAfter(reply, err);
+        });
       if (result.kind === "mfa_required") {
         return reply.code(401).send({
           ...errorBody("mfa_required", "WebAuthn confirmation required"),
