@@ -4,7 +4,7 @@
 // are safe: auth answers AlreadyExists only for a complete recording of that id (the local copy
 // then goes), and Unavailable while another upload of it holds the lease (server/auth/recordings.ts).
 import { createReadStream } from "node:fs";
-import { readdir, readFile, unlink } from "node:fs/promises";
+import { readdir, readFile, stat, unlink } from "node:fs/promises";
 import type { Metadata, ServiceError } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { isAlreadyExists } from "../../core/errors.ts";
@@ -21,6 +21,8 @@ export async function uploadRecordingFile(
   castPath: string,
   timeoutMs = 120_000,
 ): Promise<UploadRecordingResponse> {
+  // Announced up front: auth stores the recording only if exactly this many bytes arrive.
+  const size = (await stat(castPath)).size;
   return new Promise<UploadRecordingResponse>((resolve, reject) => {
     const call = client.UploadRecording(
       metadata,
@@ -39,6 +41,7 @@ export async function uploadRecordingFile(
         start_unix_ms: meta.start_unix_ms,
         end_unix_ms: meta.end_unix_ms,
         format: meta.format,
+        size_bytes: size,
       },
     });
     const file = createReadStream(castPath, { highWaterMark: CHUNK });

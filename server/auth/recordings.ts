@@ -57,7 +57,7 @@ export function checkRecordingMeta(m: Omit<RecordingMeta, "size_bytes">): void {
  * the lease behind; it expires after this, so the agent's retry takes over instead of being told
  * the recording exists. Renewed while data arrives.
  */
-export const UPLOAD_LEASE_MS = 30_000;
+export const UPLOAD_LEASE_MS = 15_000;
 
 /**
  * Writes one recording as data arrives; `finish` makes it visible in lists. An upload is
@@ -138,6 +138,11 @@ export class RecordingWriter {
       }
       throw err;
     }
+  }
+
+  /** Bytes received so far. */
+  get size(): number {
+    return this.#size;
   }
 
   async write(chunk: Buffer): Promise<void> {

@@ -24,6 +24,7 @@ import {
   NotAuthenticatedError,
   NotFoundError,
   NotImplementedError,
+  UnavailableError,
 } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
 import { type AccessChecker, accessForUser } from "../../core/rbac/index.ts";

@@ -10,6 +10,7 @@ export interface RecordingMetadata {
   start_unix_ms?: number | string | Long;
   end_unix_ms?: number | string | Long;
   format?: string;
+  size_bytes?: number | string | Long;
 }
 
 export interface RecordingMetadata__Output {
@@ -20,4 +21,5 @@ export interface RecordingMetadata__Output {
   start_unix_ms: number;
   end_unix_ms: number;
   format: string;
+  size_bytes: number;
 }
