@@ -3,6 +3,7 @@ import { createServer } from "node:https";
 import Fastify, {
   type FastifyInstance,
   type FastifyPluginAsync,
+  type FastifyReply,
   type FastifyServerOptions,
   LogController,
 } from "fastify";
@@ -10,11 +11,13 @@ import type { Logger } from "pino";
 import type { ResourceSource } from "../../core/sources/source.ts";
 import type { AuthApi } from "./auth-client.ts";
 import type { ProxyConfig, ProxyTls } from "./config.ts";
+import { clientErrorResponse, mapError } from "./http-errors.ts";
+import { bodyParsingPlugin } from "./plugins/body-parsing.ts";
 import { depsPlugin } from "./plugins/deps.ts";
 import { errorHandlerPlugin } from "./plugins/error-handler.ts";
 import { loginRateLimitPlugin } from "./plugins/login-rate-limit.ts";
 import { openApiPlugin, openApiRoute } from "./plugins/openapi.ts";
-import { securityHeadersPlugin } from "./plugins/security-headers.ts";
+import { computeSecurityHeaders, securityHeadersPlugin } from "./plugins/security-headers.ts";
 import { sessionPlugin } from "./plugins/session.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { listRoutes } from "./routes/lists.ts";
@@ -39,7 +42,11 @@ export interface ProxyDeps {
   routes?: FastifyPluginAsync[];
 }
 
+/** Path parameters are bounded by their schemas (at most 256); beyond this fastify answers 414. */
+const MAX_PARAM_LENGTH = 1024;
+
 export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
+  const securityHeaders = computeSecurityHeaders(deps.config.publicUrl);
   const options: FastifyServerOptions = {
     loggerInstance: deps.logger,
     bodyLimit: deps.config.bodyLimit,
@@ -47,6 +54,24 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     return503OnClosing: true,
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Errors raised before routing (malformed URL, over-long path segment) get the one error
+    // body and the security headers too; those requests skip the hooks.
+    frameworkErrors: (err, _request, frameworkReply) => {
+      const mapped = mapError(err);
+      const reply = frameworkReply as FastifyReply;
+      return reply
+        .headers(securityHeaders)
+        .code(mapped.status)
+        .type("application/json; charset=utf-8")
+        .send(mapped.body);
+    },
+    // Errors of node's HTTP parser (bad framing, head over 16 KiB): no request exists yet.
+    clientErrorHandler: (err, socket) => {
+      if (err.code === "ECONNRESET" || socket.destroyed) return;
+      if (socket.writable) socket.write(clientErrorResponse(err.code));
+      socket.destroy(err);
+    },
   };
   // serverFactory keeps the instance typed as the default server, which https.Server extends.
   const tlsOptions = {
@@ -59,6 +84,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   app.setValidatorCompiler(validatorCompiler());
 
   await app.register(errorHandlerPlugin);
+  await app.register(bodyParsingPlugin);
   await app.register(securityHeadersPlugin, { publicUrl: deps.config.publicUrl });
   await app.register(depsPlugin, {
     authApi: deps.authApi,

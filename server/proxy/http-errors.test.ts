@@ -10,7 +10,7 @@ import {
   SvcError,
   UnavailableError,
 } from "../../core/errors.ts";
-import { mapError } from "./http-errors.ts";
+import { clientErrorResponse, HttpError, mapError } from "./http-errors.ts";
 
 describe("mapError", () => {
   it.each([
@@ -52,5 +52,26 @@ describe("mapError", () => {
     expect(
       mapError(Object.assign(new SyntaxError("Unexpected token"), { statusCode: 400 })).body.error.message,
     ).toBe("malformed JSON body");
+  });
+
+  it("maps the framework's URL errors and HTTP-level refusals", () => {
+    expect(mapError({ code: "FST_ERR_BAD_URL", statusCode: 400, message: "x" }).body.error.code).toBe(
+      "bad_parameter",
+    );
+    expect(mapError({ code: "FST_ERR_MAX_PARAM_LENGTH", statusCode: 414, message: "x" }).status).toBe(414);
+    expect(mapError(new HttpError(405, "method_not_allowed", "no")).body).toEqual({
+      error: { code: "method_not_allowed", message: "no" },
+    });
+  });
+
+  it("answers node's parser errors with the error body", () => {
+    const text = clientErrorResponse("HPE_HEADER_OVERFLOW");
+    expect(text.split("\r\n")[0]).toBe("HTTP/1.1 431 Request Header Fields Too Large");
+    const body = text.slice(text.indexOf("\r\n\r\n") + 4);
+    expect(JSON.parse(body)).toEqual({
+      error: { code: "headers_too_large", message: "request headers too large" },
+    });
+    expect(text).toContain(`content-length: ${Buffer.byteLength(body)}\r\n`);
+    expect(clientErrorResponse("HPE_INVALID_HEADER_TOKEN").split("\r\n")[0]).toBe("HTTP/1.1 400 Bad Request");
   });
 });

@@ -3,7 +3,26 @@
 import type { ErrorCode } from "../../core/errors.ts";
 import { isSvcError } from "../../core/errors.ts";
 
-export type HttpErrorCode = ErrorCode | "body_too_large" | "unsupported_media_type" | "mfa_required";
+export type HttpErrorCode =
+  | ErrorCode
+  | "body_too_large"
+  | "unsupported_media_type"
+  | "mfa_required"
+  | "method_not_allowed"
+  | "uri_too_long"
+  | "headers_too_large"
+  | "request_timeout";
+
+/** An HTTP-level refusal with no core error behind it (405, 414). */
+export class HttpError extends Error {
+  readonly status: number;
+  readonly code: HttpErrorCode;
+  constructor(status: number, code: HttpErrorCode, message: string) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
 
 export interface ErrorBody {
   error: { code: HttpErrorCode; message: string };
@@ -55,6 +74,9 @@ export function mapError(err: unknown): MappedError {
     }
     return { status, body: errorBody(err.code, err.message), internal: status >= 500 };
   }
+  if (err instanceof HttpError) {
+    return { status: err.status, body: errorBody(err.code, err.message), internal: err.status >= 500 };
+  }
   const f = asFastifyError(err);
   const message = typeof f?.message === "string" ? f.message : "";
   if (f?.validation !== undefined) {
@@ -71,6 +93,10 @@ export function mapError(err: unknown): MappedError {
       };
     case "FST_ERR_CTP_EMPTY_JSON_BODY":
       return { status: 400, body: errorBody("bad_parameter", "empty JSON body"), internal: false };
+    case "FST_ERR_BAD_URL":
+      return { status: 400, body: errorBody("bad_parameter", "malformed URL"), internal: false };
+    case "FST_ERR_MAX_PARAM_LENGTH":
+      return { status: 414, body: errorBody("uri_too_long", "URL path segment too long"), internal: false };
     case "FST_ERR_CTP_INVALID_JSON_BODY":
     case "FST_ERR_CTP_INVALID_CONTENT_LENGTH":
       return { status: 400, body: errorBody("bad_parameter", "malformed JSON body"), internal: false };
@@ -95,4 +121,21 @@ export function mapError(err: unknown): MappedError {
     return { status: f.statusCode, body: errorBody(code, message || "bad request"), internal: false };
   }
   return { status: 500, body: errorBody("internal", "internal error"), internal: true };
+}
+
+/**
+ * The answer to an error node's HTTP parser raises before fastify sees a request (bad framing,
+ * headers over 16 KiB, a request that took too long): our body, then the connection closes.
+ */
+export function clientErrorResponse(errCode: unknown): string {
+  const [status, code, message]: [number, HttpErrorCode, string] =
+    errCode === "HPE_HEADER_OVERFLOW"
+      ? [431, "headers_too_large", "request headers too large"]
+      : errCode === "ERR_HTTP_REQUEST_TIMEOUT"
+        ? [408, "request_timeout", "request not received in time"]
+        : [400, "bad_parameter", "malformed HTTP request"];
+  const body = JSON.stringify(errorBody(code, message));
+  const reason =
+    status === 431 ? "Request Header Fields Too Large" : status === 408 ? "Request Timeout" : "Bad Request";
+  return `HTTP/1.1 ${status} ${reason}\r\ncontent-type: application/json; charset=utf-8\r\ncache-control: no-store\r\nx-content-type-options: nosniff\r\nconnection: close\r\ncontent-length: ${Buffer.byteLength(body)}\r\n\r\n${body}`;
 }

@@ -29,7 +29,13 @@ export function recordingRoutes(opts: RecordingRouteOptions): FastifyPluginAsync
           tags: ["lists"],
           ...sessionSecurity,
           params: Params,
-          response: { ...errorResponses(401, 404, ...commonErrors) },
+          response: {
+            200: {
+              description: "the recording as stored (X-Recording-Format names the format)",
+              content: { "application/x-asciicast": { schema: { type: "string" } } },
+            },
+            ...errorResponses(401, 403, 404, ...commonErrors),
+          },
         },
         preHandler: app.requireSession,
       },

@@ -19,8 +19,12 @@ export function errorResponses(...statuses: number[]): Record<number, TSchema> {
   return out;
 }
 
-/** The errors every route may answer: bad input, throttling, our own failure, auth unreachable. */
-export const commonErrors = [400, 413, 415, 500, 503];
+/**
+ * The errors every route may answer: bad input (400), a body too large or not JSON (413, 415), a
+ * URL or request head too long (414, 431), our own failure (500), auth unreachable (503).
+ * test/proxy-errors.test.ts walks the OpenAPI document to hold every route to this.
+ */
+export const commonErrors = [400, 413, 414, 415, 431, 500, 503];
 
 export const Timestamp = Type.String({ format: "date-time", description: "RFC 3339" });
 

@@ -3,21 +3,31 @@
 import { Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { UnavailableError } from "../../../core/errors.ts";
-import { errorResponses } from "../schemas.ts";
+import { commonErrors, errorResponses } from "../schemas.ts";
 
 const Status = Type.Object({ status: Type.String() });
 
 export async function healthRoutes(app: FastifyInstance): Promise<void> {
   app.get(
     "/healthz",
-    { schema: { summary: "Liveness", tags: ["probes"], response: { 200: Status } } },
+    {
+      schema: {
+        summary: "Liveness",
+        tags: ["probes"],
+        response: { 200: Status, ...errorResponses(...commonErrors) },
+      },
+    },
     async () => ({ status: "ok" }),
   );
 
   app.get(
     "/readyz",
     {
-      schema: { summary: "Readiness", tags: ["probes"], response: { 200: Status, ...errorResponses(503) } },
+      schema: {
+        summary: "Readiness",
+        tags: ["probes"],
+        response: { 200: Status, ...errorResponses(...commonErrors) },
+      },
     },
     async () => {
       if (!app.resourcesReady()) throw new UnavailableError("resource source has not synced");

@@ -52,7 +52,7 @@ export async function publicRoutes(app: FastifyInstance): Promise<void> {
       schema: {
         summary: "Cluster name, server version, client-tools policy",
         tags: ["public"],
-        response: { 200: Ping },
+        response: { 200: Ping, ...errorResponses(...commonErrors) },
       },
     },
     async () => ping,
