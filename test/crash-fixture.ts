@@ -39,8 +39,10 @@ export interface CrashEnv {
   address: string;
   hostCaPem: string;
   users: string[];
-  /** "<name>.<secret>" of every JoinToken in the manifests, in order. */
+  /** "<name>.<secret>" of every node JoinToken in the manifests, in order. */
   tokens: string[];
+  /** one bootstrap token per bot, crashbot<i> */
+  botTokens: string[];
   start(): Promise<CrashAuth>;
   /** A client without a client certificate (logins, joins). */
   client(): AuthServiceClient;
@@ -55,6 +57,8 @@ export async function crashEnv(o: {
   backend: CrashBackend;
   users: number;
   tokens: number;
+  /** bots (AgentIdentity, role dev) with one bootstrap token each, in `botTokens` */
+  bots?: number;
 }): Promise<CrashEnv> {
   const dir = await mkdtemp(join(tmpdir(), "svc-crash-"));
   const port = await freePort();
@@ -73,6 +77,24 @@ export async function crashEnv(o: {
       spec: {
         roles: ["node"],
         join_method: "token",
+        secret_hash: createHash("sha256").update(secret).digest("hex"),
+        expires: new Date(Date.now() + 24 * 3600_000).toISOString(),
+      },
+    });
+  }
+  const botTokens: string[] = [];
+  for (let i = 0; i < (o.bots ?? 0); i++) {
+    const name = `crashbot${i}`;
+    const secret = randomBytes(18).toString("base64url");
+    botTokens.push(`${name}-boot.${secret}`);
+    docs.push({ kind: "AgentIdentity", metadata: { name }, spec: { roles: ["dev"] } });
+    docs.push({
+      kind: "JoinToken",
+      metadata: { name: `${name}-boot` },
+      spec: {
+        roles: ["bot"],
+        join_method: "token",
+        bot_name: name,
         secret_hash: createHash("sha256").update(secret).digest("hex"),
         expires: new Date(Date.now() + 24 * 3600_000).toISOString(),
       },
@@ -170,6 +192,7 @@ export async function crashEnv(o: {
     hostCaPem,
     users,
     tokens,
+    botTokens,
     start,
     client: () => track(createAuthClient({ address, caPems: [hostCaPem], serverName: "localhost" })),
     clientWith: (tls) =>
@@ -222,5 +245,16 @@ export function seeded(seed: number): () => number {
     t = Math.imul(t ^ (t >>> 15), t | 1);
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Fresh keys for a bot's bootstrap or renewal (they rotate every time). */
+export function botKeys() {
+  const ssh = generateSshKeyPair("ed25519");
+  const tls = generateEcdsaP256();
+  return {
+    keyPem: privateKeyToPem(tls.privateKey),
+    ssh_public_key: ssh.publicLine,
+    tls_public_key_pem: String(tls.publicKey.export({ type: "spki", format: "pem" })),
   };
 }
