@@ -8,7 +8,8 @@ import { createHash, X509Certificate } from "node:crypto";
 import { ChannelCredentials } from "@grpc/grpc-js";
 import { BadParameterError, NotAuthenticatedError } from "../../core/errors.ts";
 import { callUnary } from "../auth/client.ts";
-import { AuthServiceClientConstructor } from "../auth/proto.ts";
+import { AuthServiceClientConstructor, CLIENT_MESSAGE_LIMITS } from "../auth/proto.ts";
+import { withoutIpServerName } from "../auth/tls.ts";
 
 const PIN = /^sha256:[0-9a-f]{64}$/;
 
@@ -32,8 +33,10 @@ export async function fetchPinnedHostCa(
 ): Promise<string[]> {
   const want = checkCaPin(pin);
   // Unverified on purpose: the pin, not this connection, is what is trusted.
-  const creds = ChannelCredentials.createSsl(null, null, null, { rejectUnauthorized: false });
-  const options: Record<string, string> = {};
+  const creds = withoutIpServerName(
+    ChannelCredentials.createSsl(null, null, null, { rejectUnauthorized: false }),
+  );
+  const options: Record<string, string | number> = { ...CLIENT_MESSAGE_LIMITS };
   if (opts.serverName) options["grpc.ssl_target_name_override"] = opts.serverName;
   const client = new AuthServiceClientConstructor(address, creds, options);
   try {

@@ -2,7 +2,7 @@
 // with its host certificate, trusts the user CA keys auth publishes, heartbeats its labels, records
 // every session (asciicast v2) and uploads it, and reports sessions to the audit log.
 
-import { createServer } from "node:net";
+import { connect, createServer } from "node:net";
 import { hostname as osHostname } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -34,7 +34,10 @@ export interface AgentOptions {
   dataDir: string;
   /** SSH listen address "host:port"; default "0.0.0.0:3022"; port 0 picks a free port */
   listen?: string;
-  /** address the proxy dials, "host:port"; default the listen address (0.0.0.0 -> as auth sees us) */
+  /**
+   * address the proxy dials, "host:port"; default the listen address, where an unspecified host
+   * (0.0.0.0, ::) becomes the local IP this node reaches auth from
+   */
   advertiseAddress?: string;
   /** advertised labels; default the ones given at join (auth adds the token's node_labels) */
   labels?: Record<string, string>;
@@ -85,6 +88,32 @@ function splitHostPort(s: string, what: string): { host: string; port: number } 
 const joinHostPort = (host: string, port: number): string =>
   host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 
+const UNSPECIFIED_HOSTS = new Set(["0.0.0.0", "::"]);
+
+/**
+ * The local IP of a TCP connection to auth: the address auth sees this node call from (and so one
+ * the proxy, next to auth, can dial), unless a NAT sits in between. Undefined when auth cannot be
+ * reached now.
+ */
+async function localIpToward(authAddress: string, timeoutMs = 5000): Promise<string | undefined> {
+  let target: { host: string; port: number };
+  try {
+    target = splitHostPort(authAddress, "auth address");
+  } catch {
+    return undefined;
+  }
+  return new Promise((resolve) => {
+    const socket = connect({ host: target.host, port: target.port, timeout: timeoutMs });
+    const done = (ip?: string): void => {
+      socket.destroy();
+      resolve(ip ? ip.replace(/^::ffff:/, "") : undefined);
+    };
+    socket.once("connect", () => done(socket.localAddress));
+    socket.once("error", () => done());
+    socket.once("timeout", () => done());
+  });
+}
+
 async function freePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -105,6 +134,17 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   if (listen.port === 0) listen.port = await freePort(listen.host);
   const addresses = [opts.advertiseAddress ?? joinHostPort(listen.host, listen.port)];
   splitHostPort(addresses[0] as string, "advertise address");
+  // Listening on every interface says nothing about where the node can be reached: advertise the
+  // IP it reaches auth from instead, until then (auth down) the join's peer address stands in.
+  let unresolved = opts.advertiseAddress === undefined && UNSPECIFIED_HOSTS.has(listen.host);
+  const resolveAdvertised = async (): Promise<void> => {
+    if (!unresolved) return;
+    const ip = await localIpToward(opts.authAddress);
+    if (ip === undefined) return;
+    addresses[0] = joinHostPort(ip, listen.port);
+    unresolved = false;
+  };
+  await resolveAdvertised();
 
   let identity = await loadIdentity(opts.dataDir);
   let joined = false;
@@ -234,6 +274,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   const bound = await server.listen(listen.port, listen.host);
 
   const heartbeat = async (): Promise<void> => {
+    await resolveAdvertised();
     const res = await callUnary(
       client,
       "Heartbeat",

@@ -3,6 +3,8 @@
 // reached before a client has one). grpc-js's createSsl cannot set a minimum protocol version, so
 // this subclass hands Node's http2.createSecureServer the options directly; grpc-js merges
 // constructor and secure-context options into that call.
+import { isIP } from "node:net";
+import type { ConnectionOptions } from "node:tls";
 import { ChannelCredentials, ServerCredentials } from "@grpc/grpc-js";
 
 export interface AuthServerTlsOptions {
@@ -82,9 +84,45 @@ export function authClientCredentials(opts: AuthClientTlsOptions): ChannelCreden
   if ((opts.certPem === undefined) !== (opts.keyPem === undefined)) {
     throw new TypeError("certPem and keyPem go together");
   }
-  return ChannelCredentials.createSsl(
-    ca,
-    opts.keyPem === undefined ? null : Buffer.from(opts.keyPem),
-    opts.certPem === undefined ? null : Buffer.from(opts.certPem),
+  return withoutIpServerName(
+    ChannelCredentials.createSsl(
+      ca,
+      opts.keyPem === undefined ? null : Buffer.from(opts.keyPem),
+      opts.certPem === undefined ? null : Buffer.from(opts.certPem),
+    ),
   );
+}
+
+type ConnectorArgs = Parameters<ChannelCredentials["_createSecureConnector"]>;
+
+// grpc-js hands tls.connect the target host as ServerName (SNI) even when it is an IP address,
+// which RFC 6066 forbids and Node answers with a DEP0123 deprecation warning on every agent that
+// dials auth by IP. This wrapper drops the ServerName for IPs only. The certificate check is
+// unchanged: Node checks `servername || host`, so an IP target is still matched against the
+// certificate's IP SANs, and an explicit name override keeps grpc-js's own check of that name.
+class NoIpServerNameCredentials extends ChannelCredentials {
+  readonly #inner: ChannelCredentials;
+  constructor(inner: ChannelCredentials) {
+    super();
+    this.#inner = inner;
+  }
+  _isSecure(): boolean {
+    return this.#inner._isSecure();
+  }
+  _equals(other: ChannelCredentials): boolean {
+    return other instanceof NoIpServerNameCredentials && this.#inner._equals(other.#inner);
+  }
+  _createSecureConnector(...args: ConnectorArgs): ReturnType<ChannelCredentials["_createSecureConnector"]> {
+    const connector = this.#inner._createSecureConnector(...args);
+    // The options grpc-js passes to tls.connect (a field of its TLS connector; test/agent-edges
+    // fails if a grpc-js upgrade moves it, because the warning comes back).
+    const tlsOptions = (connector as { connectionOptions?: ConnectionOptions }).connectionOptions;
+    if (tlsOptions?.servername && isIP(tlsOptions.servername)) delete tlsOptions.servername;
+    return connector;
+  }
+}
+
+/** `creds` without an IP address as TLS ServerName (see NoIpServerNameCredentials). */
+export function withoutIpServerName(creds: ChannelCredentials): ChannelCredentials {
+  return new NoIpServerNameCredentials(creds);
 }
