@@ -2,6 +2,9 @@
 // - IssueUserCerts calls/s over gRPC TLS 1.3 with real sessions (session lookup, RBAC, signing,
 //   audit append on a file SQLite) vs raw Ed25519 crypto.sign on one core. Goal >= 40 %. p50/p99 too.
 // - AuthenticateLocal logins/s vs the argon2id bound (cores / single hash time). Goal >= 90 %.
+// - Login throttling's own cost per login (admit + settle on the file SQLite: the counters'
+//   compare-and-swaps and the known-address lookup and write) and per refused attempt, against
+//   one argon2id verification, which every admitted login pays anyway.
 // The gRPC client load runs in a worker thread so the server keeps the main thread to itself; the
 // client still shares the 2 cores (it costs about as much CPU per call as the server). Raw signing,
 // IssueUserCerts and the empty RPC are measured in interleaved rounds and the medians reported, so
@@ -16,6 +19,7 @@ import { SqliteBackend } from "../core/backend/sqlite.ts";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { systemClock } from "../core/clock.ts";
 import { callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { LoginThrottle } from "../server/auth/login-throttle.ts";
 import { ARGON2_PARAMS, hashPassword, verifyPassword } from "../server/auth/passwords.ts";
 import { PASSWORD, startAuthEnv } from "../test/auth-fixture.ts";
 import { type BenchReport, percentile } from "./report.ts";
@@ -160,6 +164,45 @@ async function singleHashMs(): Promise<number> {
   return (performance.now() - start) / n;
 }
 
+/**
+ * µs per login of the throttle's bookkeeping, as server/auth/login.ts runs it: a right password
+ * from an address new to the user, from a known address, and an attempt refused while waiting.
+ */
+async function throttleCostUs(
+  backend: SqliteBackend,
+): Promise<{ fresh: number; known: number; refused: number }> {
+  const t = new LoginThrottle(
+    backend,
+    systemClock,
+    { maxFailures: 1, lockoutMs: 3_600_000, baseDelayMs: 3_600_000 },
+    async () => {},
+  );
+  const n = 400;
+  const run = async (f: (i: number) => Promise<void>): Promise<number> => {
+    for (let i = 0; i < 50; i++) await f(i + 1_000_000); // warm-up
+    const start = performance.now();
+    for (let i = 0; i < n; i++) await f(i);
+    return ((performance.now() - start) * 1000) / n;
+  };
+  const login = async (user: string, address: string) => {
+    const ctx = { user_name: user, client_address: address };
+    const a = await t.admit(user, address, ctx);
+    if (!a.ok) throw new Error("bench login refused");
+    await t.settle(user, address, a.taken, "success", ctx);
+  };
+  const fresh = await run((i) => login(`bench-${i}`, `192.0.2.${i % 250}`));
+  const known = await run(() => login("bench-known", "198.51.100.1"));
+  // One failure starts an hour's wait for this name; every attempt after is refused unchecked.
+  const ctx = { user_name: "bench-guessed", client_address: "203.0.113.1" };
+  const first = await t.admit("bench-guessed", "203.0.113.1", ctx);
+  if (first.ok) await t.settle("bench-guessed", "203.0.113.1", first.taken, "failure", ctx);
+  const refused = await run(async (i) => {
+    if ((await t.admit("bench-guessed", `203.0.113.${2 + (i % 250)}`, ctx)).ok)
+      throw new Error("not refused");
+  });
+  return { fresh, known, refused };
+}
+
 export default async function bench(): Promise<BenchReport> {
   const cores = availableParallelism();
   // A file database as in production (WAL): the audit append of every certificate is a real
@@ -204,6 +247,7 @@ export default async function bench(): Promise<BenchReport> {
     const signUs = 1e6 / raw;
 
     const hashMs = await singleHashMs();
+    const throttle = await throttleCostUs(backend);
     const bound = cores * (1000 / hashMs);
     const logins = await inWorker({ ...base, mode: "logins", concurrency: cores * 4, durationMs: 8000 });
     const loginRate = logins.count / (logins.elapsedMs / 1000);
@@ -247,6 +291,12 @@ export default async function bench(): Promise<BenchReport> {
           p99Ms: percentile(logins.latenciesMs, 99),
           note: `${logins.errors} errors`,
         },
+        {
+          name: "login throttle bookkeeping, file SQLite",
+          perSecond: 1e6 / throttle.fresh,
+          unit: "logins",
+          note: `new address ${throttle.fresh.toFixed(0)} us, known address ${throttle.known.toFixed(0)} us, refused attempt ${throttle.refused.toFixed(0)} us`,
+        },
       ],
       ratios: [
         { name: "IssueUserCerts / raw sign", ratio: certRate / raw, goal: 0.4 },
@@ -256,6 +306,12 @@ export default async function bench(): Promise<BenchReport> {
         // Per core-second of the server thread, contention-proof: sign CPU / server CPU per cert.
         { name: "server CPU: raw sign / IssueUserCerts (info)", ratio: signUs / certCpuUs },
         { name: "logins / hash bound", ratio: loginRate / bound, goal: 0.9 },
+        // What throttling adds to a login, next to the argon2id verification it always pays.
+        {
+          name: "throttle bookkeeping / one argon2id verify (info)",
+          ratio: throttle.fresh / (hashMs * 1000),
+          lowerIsBetter: true,
+        },
       ],
     };
   } finally {

@@ -62,6 +62,10 @@ export interface ThrottleEvent {
 
 export type Reservation = { ok: true } | { ok: false; retryAfterMs: number; busy: boolean };
 
+export type Admission =
+  | { ok: true; taken: Array<[ThrottleScope, string]> }
+  | { ok: false; scope: ThrottleScope; retryAfterMs: number; busy: boolean };
+
 const hashOf = (s: string): string => createHash("sha256").update(s).digest("hex").slice(0, 32);
 
 export class LoginThrottle {
@@ -106,6 +110,43 @@ export class LoginThrottle {
       { at: this.#clock.now().toISOString() },
       { ttlMs: this.policy.knownClientMs },
     );
+  }
+
+  /**
+   * Admits one login attempt of `username` from `address`: a slot on the address counter and, if
+   * the address has not logged in as the user before, on the name counter. On refusal no slot is
+   * kept. Settle an admitted attempt with `settle` once the password was checked.
+   */
+  async admit(username: string, address: string, ctx: JsonObject): Promise<Admission> {
+    const counters: Array<[ThrottleScope, string]> = [];
+    if (address !== "") counters.push(["address", address]);
+    if (!(await this.isKnown(username, address))) counters.push(["user", username]);
+    const taken: Array<[ThrottleScope, string]> = [];
+    for (const [scope, subject] of counters) {
+      const r = await this.reserve(scope, subject, ctx);
+      if (!r.ok) {
+        for (const [s, subj] of taken) await this.release(s, subj, ctx);
+        return { ok: false, scope, retryAfterMs: r.retryAfterMs, busy: r.busy };
+      }
+      taken.push([scope, subject]);
+    }
+    return { ok: true, taken };
+  }
+
+  /** The outcome of an admitted attempt: a right or wrong password, or no answer (an error). */
+  async settle(
+    username: string,
+    address: string,
+    taken: ReadonlyArray<readonly [ThrottleScope, string]>,
+    outcome: "success" | "failure" | "error",
+    ctx: JsonObject,
+  ): Promise<void> {
+    for (const [scope, subject] of taken) {
+      if (outcome === "success") await this.succeed(scope, subject, ctx);
+      else if (outcome === "failure") await this.fail(scope, subject, ctx);
+      else await this.release(scope, subject, ctx);
+    }
+    if (outcome === "success") await this.remember(username, address);
   }
 
   /** When the counter next allows an attempt, if it is waiting now. */

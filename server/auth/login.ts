@@ -8,12 +8,7 @@ import type { Backend } from "../../core/backend/backend.ts";
 import type { Clock } from "../../core/clock.ts";
 import { BadParameterError, LimitExceededError, NotAuthenticatedError } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
-import {
-  LoginThrottle,
-  type Reservation,
-  type ThrottlePolicy,
-  type ThrottleScope,
-} from "./login-throttle.ts";
+import { LoginThrottle, type ThrottlePolicy } from "./login-throttle.ts";
 import { getPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from "./passwords.ts";
 import type { SessionScope, SessionStore, WebSession } from "./sessions.ts";
 import { hasControlChars } from "./text.ts";
@@ -93,33 +88,26 @@ export class LocalLogin {
     const address = clientAddress.slice(0, 128);
     const fields = { client_address: address, method: "local" };
     const ctx = { user_name: username, client_address: address };
-    // The address counter always applies; the name counter not for an address that logged in as
-    // this user before, so someone else's failures for the name never hold the user back there.
-    const counters: Array<[ThrottleScope, string]> = [];
-    if (address !== "") counters.push(["address", address]);
-    if (!(await this.#throttle.isKnown(username, address))) counters.push(["user", username]);
-    // Each counter gives a slot before the password is checked, atomically (compare-and-swap), so
-    // parallel guesses cannot all pass the check before any failure counts.
-    const taken: Array<[ThrottleScope, string]> = [];
-    for (const [scope, subject] of counters) {
-      const r: Reservation = await this.#throttle.reserve(scope, subject, ctx);
-      if (!r.ok) {
-        for (const [s, subj] of taken) await this.#throttle.release(s, subj, ctx);
-        const seconds = Math.max(1, Math.ceil(r.retryAfterMs / 1000));
-        await this.#auditFailure(
-          username,
-          { ...fields, throttled: scope, retry_after_s: seconds },
-          r.busy ? "too many attempts" : "throttled",
-        );
-        throw new LimitExceededError(
-          r.busy
-            ? "too many login attempts at once; try again shortly"
-            : `too many failed logins; try again in ${seconds} s`,
-          { retryAfterSeconds: seconds },
-        );
-      }
-      taken.push([scope, subject]);
+    // Slots on the address counter and (unless this address logged in as the user before) the
+    // name counter, taken before the password is checked, atomically (compare-and-swap), so
+    // parallel guesses cannot all pass before any failure counts.
+    const admission = await this.#throttle.admit(username, address, ctx);
+    if (!admission.ok) {
+      const seconds = Math.max(1, Math.ceil(admission.retryAfterMs / 1000));
+      await this.#auditFailure(
+        username,
+        { ...fields, throttled: admission.scope, retry_after_s: seconds },
+        admission.busy ? "too many attempts" : "throttled",
+      );
+      throw new LimitExceededError(
+        admission.busy
+          ? "too many login attempts at once; try again shortly"
+          : `too many failed logins; try again in ${seconds} s`,
+        { retryAfterSeconds: seconds },
+      );
     }
+    const settle = (outcome: "success" | "failure" | "error") =>
+      this.#throttle.settle(username, address, admission.taken, outcome, ctx);
     const allowed = this.#d.loginAllowed(username);
     let matches = false;
     let phc: string | undefined;
@@ -127,16 +115,15 @@ export class LocalLogin {
       phc = allowed ? await getPasswordHash(backend, username) : undefined;
       matches = await verifyPassword(password, phc ?? (await this.#dummyHash()));
     } catch (err) {
-      for (const [s, subj] of taken) await this.#throttle.release(s, subj, ctx);
+      await settle("error");
       throw err;
     }
     if (!allowed || phc === undefined || !matches) {
-      for (const [s, subj] of taken) await this.#throttle.fail(s, subj, ctx);
+      await settle("failure");
       await this.#auditFailure(username, fields, "invalid credentials");
       throw new NotAuthenticatedError(INVALID);
     }
-    for (const [s, subj] of taken) await this.#throttle.succeed(s, subj, ctx);
-    await this.#throttle.remember(username, address);
+    await settle("success");
     if (await this.#d.webauthn.hasDevices(username)) {
       const mfaToken = await this.#d.webauthn.issueMfaToken(username);
       await backend.appendAudit({
