@@ -234,16 +234,23 @@ export class AgentIdentityService implements AgentIdentityHandler {
       botName = token.spec.bot_name ?? "";
       const { identity, checker } = this.#identity(botName);
       // Exactly one redemption per token (and per secret).
-      try {
-        await this.#d.backend.create(
-          `${REDEMPTION_PREFIX}${tokenName}/${(token.spec.secret_hash ?? "").slice(0, 16)}`,
-          { bot: botName, at: this.#d.clock.now().toISOString() },
-        );
-      } catch (err) {
-        if (isAlreadyExists(err)) throw new AccessDeniedError("bootstrap token has already been used");
-        throw err;
-      }
+      const redemption = {
+        key: `${REDEMPTION_PREFIX}${tokenName}/${(token.spec.secret_hash ?? "").slice(0, 16)}`,
+        value: { bot: botName, at: this.#d.clock.now().toISOString() },
+      };
+      const spent = new AccessDeniedError("bootstrap token has already been used");
+      if ((await this.#d.backend.get(redemption.key).catch(() => undefined)) !== undefined) throw spent;
       const existing = await this.#state(botName);
+      if (existing) {
+        // A re-bootstrap: the redemption decides; a crash before the swap below leaves the old
+        // (locked) state, which a fresh token fixes again.
+        try {
+          await this.#d.backend.create(redemption.key, redemption.value);
+        } catch (err) {
+          if (isAlreadyExists(err)) throw spent;
+          throw err;
+        }
+      }
       // A fresh token from an admin re-bootstraps a bot (e.g. after a lock): a new generation.
       const generation = (existing?.state.current.generation ?? 0) + 1;
       const issued = await this.#issue(identity, checker, generation, keys);
@@ -262,7 +269,17 @@ export class AgentIdentityService implements AgentIdentityHandler {
         locked: false,
       };
       if (existing) await this.#d.backend.compareAndSwap(stateKey(botName), existing.revision, toJson(state));
-      else await this.#d.backend.create(stateKey(botName), toJson(state));
+      else {
+        // A first bootstrap writes the redemption and the bot's state together: a crash never
+        // leaves a spent token with no bot behind it.
+        try {
+          await this.#d.backend.createAll([redemption, { key: stateKey(botName), value: toJson(state) }]);
+        } catch (err) {
+          if (!isAlreadyExists(err)) throw err;
+          if ((await this.#d.backend.get(redemption.key).catch(() => undefined)) !== undefined) throw spent;
+          throw new CompareFailedError("a concurrent bootstrap of this bot won");
+        }
+      }
       await this.#audit("bot.bootstrap", botName, true, {
         emitted_by: "auth",
         token: tokenName,
