@@ -16,6 +16,12 @@ declare module "fastify" {
   interface FastifyInstance {
     /** preHandler: 401 without a live session; CSRF check for cookie + unsafe method. */
     requireSession: (request: FastifyRequest, reply: FastifyReply) => Promise<void>;
+    /**
+     * The credential a request carries, CSRF-checked like requireSession, without asking auth
+     * whether the session still lives (logout clears the cookies of an expired one too).
+     * undefined: none; throws 401 for a malformed one, 403 for a failed CSRF check.
+     */
+    checkedCredential: (request: FastifyRequest) => Credential | undefined;
   }
   interface FastifyRequest {
     svcSession: AuthedSession | null;
@@ -41,9 +47,9 @@ export const sessionPlugin = fp(
     app.decorateRequest("svcSession", null);
     const publicOrigin = new URL(app.proxyConfig.publicUrl).origin;
 
-    app.decorate("requireSession", async (request: FastifyRequest, _reply: FastifyReply) => {
+    function checkedCredential(request: FastifyRequest): Credential | undefined {
       const credential = readCredential(header(request, "authorization"), request.cookies);
-      if (credential === undefined) throw new NotAuthenticatedError();
+      if (credential === undefined) return undefined;
       if (credential.via === "cookie" && !safeMethods.has(request.method)) {
         const verdict = checkCsrf({
           sessionId: credential.sessionId,
@@ -54,6 +60,13 @@ export const sessionPlugin = fp(
         });
         if (!verdict.ok) throw new AccessDeniedError(`CSRF check failed: ${verdict.reason}`);
       }
+      return credential;
+    }
+    app.decorate("checkedCredential", checkedCredential);
+
+    app.decorate("requireSession", async (request: FastifyRequest, _reply: FastifyReply) => {
+      const credential = checkedCredential(request);
+      if (credential === undefined) throw new NotAuthenticatedError();
       const info = await app.authApi.getSession(credential.sessionId);
       request.svcSession = { ...credential, info };
     });

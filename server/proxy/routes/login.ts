@@ -1,7 +1,7 @@
 // Login (password step), the WebAuthn second step, current session and logout (spec 3, 4.1, 5).
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { AccessDeniedError } from "../../../core/errors.ts";
+import { AccessDeniedError, NotAuthenticatedError } from "../../../core/errors.ts";
 import type { IssuedSession, WebAuthnLoginChallenge } from "../auth-client.ts";
 import { relyingParty } from "../config.ts";
 import { originAllowed } from "../credentials.ts";
@@ -211,7 +211,8 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
     "/v1/webapi/logout",
     {
       schema: {
-        summary: "Invalidate the session server-side and clear the cookies",
+        summary:
+          "Invalidate the session server-side and clear the cookies (an expired or revoked session too); no body, or an empty one",
         tags: ["session"],
         ...sessionSecurity,
         response: {
@@ -219,10 +220,15 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
           ...errorResponses(401, 403, ...commonErrors),
         },
       },
-      preHandler: app.requireSession,
     },
+    // Not requireSession: an expired or revoked session is logged out already, and its cookies
+    // must still go. No credential at all stays 401.
     async (request, reply) => {
-      await app.authApi.deleteSession(sessionOf(request).sessionId);
+      const credential = app.checkedCredential(request);
+      if (credential === undefined) throw new NotAuthenticatedError();
+      await app.authApi.deleteSession(credential.sessionId).catch((err: unknown) => {
+        if (!(err instanceof NotAuthenticatedError)) throw err;
+      });
       clearSessionCookies(reply);
       return { logged_out: true };
     },

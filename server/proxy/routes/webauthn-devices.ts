@@ -52,6 +52,10 @@ export async function webauthnDeviceRoutes(app: FastifyInstance): Promise<void> 
         body: BeginBody,
         response: { 200: BeginResult, ...errorResponses(401, 403, 409, ...commonErrors) },
       },
+      // No body (or an empty one) is the empty object: a POST without a body must work.
+      preValidation: async (request) => {
+        request.body ??= {};
+      },
       preHandler: app.requireSession,
     },
     async (request) => {
