@@ -1,13 +1,14 @@
 // Every RPC of svc.v1.AuthService called with bad request messages generated from the proto
 // descriptors (test/grpc-fuzz-cases.ts: boundaries, wrong wire types, truncations, random
-// bytes; fixed seed, bounded count) by a real grpc-js client sending raw bytes, anonymously and as
-// an admin, against a real auth server with the node join wired in. Every call must end with a
+// bytes; fixed seed, bounded count) by a real grpc-js client sending raw bytes, anonymously, as an
+// admin and as a joined node agent, against a real auth server with the node join wired in. Every call must end with a
 // status before its deadline, never UNKNOWN or INTERNAL (bad input is the caller's mistake), and
 // auth must keep answering health checks. Also the message size limit, exactly at and one byte past.
 import { Client, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { joinCluster } from "../server/agent/join.ts";
 import { AUTHZ_TABLE } from "../server/auth/authz.ts";
-import { userMetadata } from "../server/auth/client.ts";
+import { agentMetadata, userMetadata } from "../server/auth/client.ts";
 import { AUTH_SERVICE_NAME, authPackageDefinition, MAX_REQUEST_BYTES } from "../server/auth/proto.ts";
 import { authClientCredentials } from "../server/auth/tls.ts";
 import { type AgentAuthEnv, startAgentAuthEnv } from "./agent-fixture.ts";
@@ -34,28 +35,36 @@ const methods = Object.entries(
 
 let env: AgentAuthEnv;
 let raw: Client;
+/** A client with a joined node's certificate (agent caller). */
+let rawAgent: Client;
+let agentId = "";
 
 const pass = (b: Buffer): Buffer => b;
 
 /** One call with raw request bytes; resolves with its final status. */
-function callRaw(m: MethodDef, bytes: Buffer, md: Metadata): Promise<{ code: number; details: string }> {
+function callRaw(
+  m: MethodDef,
+  bytes: Buffer,
+  md: Metadata,
+  client: Client = raw,
+): Promise<{ code: number; details: string }> {
   const deadline = Date.now() + DEADLINE_MS;
   return new Promise((resolve) => {
     const done = (err: ServiceError | null) =>
       resolve(err ? { code: err.code, details: err.details } : { code: status.OK, details: "" });
     if (!m.requestStream && !m.responseStream) {
-      raw.makeUnaryRequest(m.path, pass, pass, bytes, md, { deadline }, (err) => done(err));
+      client.makeUnaryRequest(m.path, pass, pass, bytes, md, { deadline }, (err) => done(err));
       return;
     }
     if (m.requestStream && !m.responseStream) {
-      const call = raw.makeClientStreamRequest(m.path, pass, pass, md, { deadline }, (err) => done(err));
+      const call = client.makeClientStreamRequest(m.path, pass, pass, md, { deadline }, (err) => done(err));
       call.write(bytes);
       call.end();
       return;
     }
     const call = m.requestStream
-      ? raw.makeBidiStreamRequest(m.path, pass, pass, md, { deadline })
-      : raw.makeServerStreamRequest(m.path, pass, pass, bytes, md, { deadline });
+      ? client.makeBidiStreamRequest(m.path, pass, pass, md, { deadline })
+      : client.makeServerStreamRequest(m.path, pass, pass, bytes, md, { deadline });
     call.on("data", () => undefined);
     call.on("error", () => undefined);
     call.on("status", (s: { code: number; details: string }) =>
@@ -97,34 +106,60 @@ beforeAll(async () => {
     "grpc.max_receive_message_length": -1,
   };
   raw = new Client(env.address, credentials, options);
+  // A real node: joined with a token, calling with its own certificate.
+  const node = await joinCluster({
+    authAddress: env.address,
+    authServerName: env.serverName,
+    caPin: env.pin,
+    token: await env.addToken("fuzz-node"),
+    hostname: "fuzz-node",
+    addresses: ["127.0.0.1:3022"],
+    labels: {},
+  });
+  agentId = node.agentId;
+  const agentCredentials = authClientCredentials({
+    caPems: node.hostCaPems,
+    certPem: node.tlsCertificatePem,
+    keyPem: node.tlsKeyPem,
+  });
+  rawAgent = new Client(env.address, agentCredentials, options);
 }, 60_000);
 
 afterAll(async () => {
   raw?.close();
+  rawAgent?.close();
   await env?.close();
 });
 
 describe("auth gRPC under generated bad input", () => {
-  it("answers every generated request of every RPC with a status, anonymously and as an admin", async () => {
+  it("answers every generated request of every RPC with a status: anonymous, admin, node agent", async () => {
     const started = Date.now();
     const failures: string[] = [];
     const counts = new Map<number, number>();
     let total = 0;
-    for (const caller of ["anonymous", "admin"] as const) {
+    for (const caller of ["anonymous", "admin", "agent"] as const) {
       // The same seed for both callers: the same bytes, a different credential.
       const gen = new FuzzCaseGenerator(authPackageDefinition, "svc.v1", SEED);
+      let session = caller === "admin" ? await env.login("alice") : undefined;
       for (const m of methods) {
-        // A fresh admin session per RPC: DeleteSession with any request ends the caller's own.
-        const session = caller === "admin" ? await env.login("alice") : undefined;
-        const md = () => (session ? userMetadata(session) : new Metadata());
+        // DeleteSession with any request ends the caller's own session: the next RPC gets a new one.
+        if (session !== undefined && methods[methods.indexOf(m) - 1]?.name === "DeleteSession")
+          session = await env.login("alice");
+        const md = () =>
+          session ? userMetadata(session) : caller === "agent" ? agentMetadata(agentId) : new Metadata();
+        const client = caller === "agent" ? rawAgent : raw;
         const cases = gen.casesFor(m.requestType.type, RANDOM_PER_RPC);
-        // Anonymous calls of RPCs that need a caller end in the interceptor: a few suffice there.
-        const open = AUTHZ_TABLE[m.name]?.callers.includes("anonymous") ?? false;
-        const sent = caller === "admin" || open ? cases : cases.filter((_, i) => i % 8 === 0);
+        // Calls the interceptor refuses to this caller never reach a handler: a few suffice there.
+        // Admins reach every handler open to users; agents get their own ones in full.
+        const callers = AUTHZ_TABLE[m.name]?.callers ?? [];
+        const open = callers.includes("anonymous");
+        const full =
+          caller === "admin" || (caller === "anonymous" ? open : callers.includes("agent") && !open);
+        const sent = full ? cases : cases.filter((_, i) => i % 8 === 0);
         // A few calls in flight at once, as real clients do; each still ends on its own deadline.
         for (let i = 0; i < sent.length; i += IN_FLIGHT) {
           const batch = sent.slice(i, i + IN_FLIGHT);
-          const results = await Promise.all(batch.map((c) => callRaw(m, c.bytes, md())));
+          const results = await Promise.all(batch.map((c) => callRaw(m, c.bytes, md(), client)));
           results.forEach((s, j) => {
             total++;
             counts.set(s.code, (counts.get(s.code) ?? 0) + 1);
