@@ -4,7 +4,7 @@
 // address that has logged in as a user before skips that user's name counter (its own address
 // counter still applies). Counters change by compare-and-swap and an attempt reserves its slot
 // before the password is checked, so parallel guesses on any number of replicas cannot exceed them.
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import type { Backend } from "../../core/backend/backend.ts";
 import type { Clock } from "../../core/clock.ts";
 import { isAlreadyExists, isCompareFailed, isNotFound, UnavailableError } from "../../core/errors.ts";
@@ -39,18 +39,25 @@ export type ThrottleScope = "user" | "address";
 /** One counter: failures in the window, attempts being checked now, and the next allowed time. */
 interface Counter {
   failures: number;
-  pending: number;
+  /** attempts being checked now: a token per slot and when it was taken (ms since the epoch) */
+  slots: Record<string, number>;
   /** ms since the epoch before which no attempt is checked (0: none) */
   until: number;
   /** ms since the epoch of the last failure */
   last: number;
-  /** ms since the epoch of the last reservation: slots of a crashed replica are dropped after a while */
-  pendingAt: number;
 }
 
-const EMPTY: Counter = { failures: 0, pending: 0, until: 0, last: 0, pendingAt: 0 };
-/** A password check takes well under a second; a slot older than this belongs to a crashed caller. */
-const PENDING_STALE_MS = 60_000;
+const EMPTY: Counter = { failures: 0, slots: {}, until: 0, last: 0 };
+/**
+ * A password check takes well under a second (and the proxy gives up after 10 s); a slot older
+ * than this belongs to a caller that died (a killed replica), so it no longer counts.
+ */
+const SLOT_STALE_MS = 30_000;
+const inFlight = (c: Counter): number => Object.keys(c.slots).length;
+const without = (slots: Record<string, number>, token: string): Record<string, number> => {
+  const { [token]: _gone, ...rest } = slots;
+  return rest;
+};
 const COUNTER_PREFIX = "login-throttle/";
 const KNOWN_PREFIX = "login-known/";
 
@@ -60,10 +67,13 @@ export interface ThrottleEvent {
   fields: JsonObject;
 }
 
-export type Reservation = { ok: true } | { ok: false; retryAfterMs: number; busy: boolean };
+export type Reservation = { ok: true; token: string } | { ok: false; retryAfterMs: number; busy: boolean };
+
+/** A slot held on one counter: scope, subject, slot token. */
+export type Slot = readonly [ThrottleScope, string, string];
 
 export type Admission =
-  | { ok: true; taken: Array<[ThrottleScope, string]> }
+  | { ok: true; taken: Slot[] }
   | { ok: false; scope: ThrottleScope; retryAfterMs: number; busy: boolean };
 
 const hashOf = (s: string): string => createHash("sha256").update(s).digest("hex").slice(0, 32);
@@ -121,14 +131,14 @@ export class LoginThrottle {
     const counters: Array<[ThrottleScope, string]> = [];
     if (address !== "") counters.push(["address", address]);
     if (!(await this.isKnown(username, address))) counters.push(["user", username]);
-    const taken: Array<[ThrottleScope, string]> = [];
+    const taken: Slot[] = [];
     for (const [scope, subject] of counters) {
       const r = await this.reserve(scope, subject, ctx);
       if (!r.ok) {
-        for (const [s, subj] of taken) await this.release(s, subj, ctx);
+        for (const [s, subj, token] of taken) await this.release(s, subj, token, ctx);
         return { ok: false, scope, retryAfterMs: r.retryAfterMs, busy: r.busy };
       }
-      taken.push([scope, subject]);
+      taken.push([scope, subject, r.token]);
     }
     return { ok: true, taken };
   }
@@ -137,14 +147,14 @@ export class LoginThrottle {
   async settle(
     username: string,
     address: string,
-    taken: ReadonlyArray<readonly [ThrottleScope, string]>,
+    taken: readonly Slot[],
     outcome: "success" | "failure" | "error",
     ctx: JsonObject,
   ): Promise<void> {
-    for (const [scope, subject] of taken) {
-      if (outcome === "success") await this.succeed(scope, subject, ctx);
-      else if (outcome === "failure") await this.fail(scope, subject, ctx);
-      else await this.release(scope, subject, ctx);
+    for (const [scope, subject, token] of taken) {
+      if (outcome === "success") await this.succeed(scope, subject, token, ctx);
+      else if (outcome === "failure") await this.fail(scope, subject, token, ctx);
+      else await this.release(scope, subject, token, ctx);
     }
     if (outcome === "success") await this.remember(username, address);
   }
@@ -162,14 +172,15 @@ export class LoginThrottle {
    * plus attempts in flight reach the limit, and (once waits started) while another is in flight.
    */
   async reserve(scope: ThrottleScope, subject: string, ctx: JsonObject): Promise<Reservation> {
-    let refusal: Reservation = { ok: true };
+    const token = randomBytes(9).toString("base64url");
+    let refusal: Reservation = { ok: true, token };
     await this.#update(scope, subject, ctx, (c, now) => {
       if (c.until > now) {
         refusal = { ok: false, retryAfterMs: c.until - now, busy: false };
         return undefined;
       }
-      if (c.failures + c.pending < this.#free(scope) || c.pending === 0)
-        return { ...c, pending: c.pending + 1, pendingAt: now };
+      if (c.failures + inFlight(c) < this.#free(scope) || inFlight(c) === 0)
+        return { ...c, slots: { ...c.slots, [token]: now } };
       refusal = { ok: false, retryAfterMs: this.policy.baseDelayMs, busy: true };
       return undefined;
     });
@@ -177,12 +188,12 @@ export class LoginThrottle {
   }
 
   /** Gives a reserved slot back without counting anything (the check itself failed). */
-  async release(scope: ThrottleScope, subject: string, ctx: JsonObject): Promise<void> {
-    await this.#update(scope, subject, ctx, (c) => ({ ...c, pending: Math.max(0, c.pending - 1) }));
+  async release(scope: ThrottleScope, subject: string, token: string, ctx: JsonObject): Promise<void> {
+    await this.#update(scope, subject, ctx, (c) => ({ ...c, slots: without(c.slots, token) }));
   }
 
   /** Counts a failure for a reserved slot; from the limit on, each one doubles the wait. */
-  async fail(scope: ThrottleScope, subject: string, ctx: JsonObject): Promise<void> {
+  async fail(scope: ThrottleScope, subject: string, token: string, ctx: JsonObject): Promise<void> {
     const free = this.#free(scope);
     const after = await this.#update(scope, subject, ctx, (c, now) => {
       const failures = c.failures + 1;
@@ -193,7 +204,7 @@ export class LoginThrottle {
       return {
         ...c,
         failures,
-        pending: Math.max(0, c.pending - 1),
+        slots: without(c.slots, token),
         until: waitMs ? now + waitMs : 0,
         last: now,
       };
@@ -215,13 +226,13 @@ export class LoginThrottle {
   }
 
   /** A right password for a reserved slot: the slot is returned and, for a name, failures cleared. */
-  async succeed(scope: ThrottleScope, subject: string, ctx: JsonObject): Promise<void> {
+  async succeed(scope: ThrottleScope, subject: string, token: string, ctx: JsonObject): Promise<void> {
     let was: Counter | undefined;
     await this.#update(scope, subject, ctx, (c) => {
       was = c;
       // An address keeps its failures: logging in to one's own account must not reset a guesser.
-      const pending = Math.max(0, c.pending - 1);
-      return scope === "user" ? { ...EMPTY, pending, pendingAt: c.pendingAt } : { ...c, pending };
+      const slots = without(c.slots, token);
+      return scope === "user" ? { ...EMPTY, slots } : { ...c, slots };
     });
     const before = was as Counter | undefined;
     if (scope === "user" && before && before.failures >= this.#free(scope)) {
@@ -245,15 +256,20 @@ export class LoginThrottle {
     try {
       const item = await this.#backend.get(`${COUNTER_PREFIX}${scope}/${subject}`);
       const v = item.value as JsonObject;
-      const pendingAt = Number(v["pendingAt"] ?? 0);
-      const fresh = this.#clock.now().getTime() - pendingAt < PENDING_STALE_MS;
+      const now = this.#clock.now().getTime();
+      const slots: Record<string, number> = {};
+      const stored = v["slots"];
+      if (stored && typeof stored === "object" && !Array.isArray(stored)) {
+        for (const [token, at] of Object.entries(stored)) {
+          if (typeof at === "number" && now - at < SLOT_STALE_MS) slots[token] = at;
+        }
+      }
       return {
         c: {
           failures: Number(v["failures"] ?? 0),
-          pending: fresh ? Number(v["pending"] ?? 0) : 0,
+          slots,
           until: Number(v["until"] ?? 0),
           last: Number(v["last"] ?? 0),
-          pendingAt,
         },
         revision: item.revision,
       };
@@ -279,10 +295,7 @@ export class LoginThrottle {
       const current = await this.#read(scope, subject);
       const now = this.#clock.now().getTime();
       const stale = current !== undefined && this.#expired(current.c, now);
-      const base =
-        stale || !current
-          ? { ...EMPTY, pending: current?.c.pending ?? 0, pendingAt: current?.c.pendingAt ?? 0 }
-          : current.c;
+      const base = stale || !current ? { ...EMPTY, slots: current?.c.slots ?? {} } : current.c;
       const next = change(base, now);
       if (!next) return undefined;
       // Kept past the window so that a release by time can still be audited at the next attempt.
