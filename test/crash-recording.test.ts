@@ -18,7 +18,7 @@ import {
   RECORDING_FORMAT,
   type RecordingFileMeta,
 } from "../server/agent/recorder.ts";
-import { uploadAndRemove, uploadRecordingFile } from "../server/agent/upload.ts";
+import { uploadAndRemove, uploadPending, uploadRecordingFile } from "../server/agent/upload.ts";
 import { type AuthServiceClient, agentMetadata } from "../server/auth/client.ts";
 import {
   getRecordingMeta,
@@ -173,5 +173,42 @@ describe("recording upload across kill -9", () => {
     expect(out.trim()).toBe("DONE 1");
     await stored(meta.id, sha);
     await duplicateRefused(meta);
+  }, 120_000);
+
+  it("agent killed mid-session: the restarted agent uploads what was recorded, cut at the last whole line", async () => {
+    const id = "crash-session-0001";
+    const rec = spawn(
+      process.execPath,
+      [join(root, "test", "crash-recorder-worker.ts"), JSON.stringify({ dir: recordings, id })],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    const exited = new Promise((r) => rec.once("exit", r));
+    await new Promise<void>((resolve, reject) => {
+      rec.stdout?.on("data", (d: Buffer) => {
+        if (d.toString().includes("RECORDING")) resolve();
+      });
+      rec.once("exit", () => reject(new Error("the recorder exited early")));
+    });
+    rec.kill("SIGKILL");
+    await exited;
+    const sent = await uploadPending(agent, () => agentMetadata(node.agentId), recordings, quiet);
+    expect(sent).toBe(1);
+    const state = await env.backend();
+    try {
+      const meta = await getRecordingMeta(state, id);
+      expect(meta).toMatchObject({ user_name: "crash0", login: "dev" });
+      expect(meta.end_unix_ms).toBeGreaterThanOrEqual(meta.start_unix_ms);
+      const chunks: Buffer[] = [];
+      for await (const chunk of readRecording(state, meta)) chunks.push(chunk);
+      const text = Buffer.concat(chunks).toString("utf8");
+      expect(text.endsWith("\n")).toBe(true);
+      const lines = text.trimEnd().split("\n");
+      expect(JSON.parse(lines[0] ?? "")).toMatchObject({ version: 2 });
+      expect(lines.length).toBeGreaterThan(100);
+      for (const l of lines.slice(1)) expect(JSON.parse(l)[1]).toBe("o");
+    } finally {
+      await state.close();
+    }
+    expect(existsSync(castPathOf(recordings, id))).toBe(false);
   }, 120_000);
 });

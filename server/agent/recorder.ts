@@ -26,6 +26,11 @@ export interface RecordingFileMeta {
   start_unix_ms: number;
   end_unix_ms: number;
   truncated: boolean;
+  /**
+   * Written when the session starts and dropped when it ends: a sidecar still marked so after
+   * the agent restarts belongs to a session the agent died in (see upload.ts finishInterrupted).
+   */
+  in_progress?: boolean;
 }
 
 export interface SessionRecorderOptions {
@@ -72,12 +77,24 @@ export class SessionRecorder implements SessionObserver {
       if (out) out.write(line);
       else queued.push(line);
     };
-    const opened = this.#dirReady.then(() => {
+    const opened = this.#dirReady.then(async () => {
       out = createWriteStream(castPath, { flags: "wx", mode: 0o600 });
       out.on("error", (err) =>
         o.logger.warn({ err: err.message, sessionId: info.sessionId }, "recording write failed"),
       );
       for (const l of queued.splice(0)) out.write(l);
+      // Marks the file as a recording in progress, so a restarted agent still uploads what it has.
+      await writeSidecar(o.dir, {
+        id: info.sessionId,
+        user_name: o.userOf(info),
+        login: info.login,
+        protocol: "ssh",
+        format: RECORDING_FORMAT,
+        start_unix_ms: started,
+        end_unix_ms: started,
+        truncated: false,
+        in_progress: true,
+      });
     });
     const header = {
       version: 2,

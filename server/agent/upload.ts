@@ -4,7 +4,7 @@
 // are safe: auth answers AlreadyExists only for a complete recording of that id (the local copy
 // then goes), and Unavailable while another upload of it holds the lease (server/auth/recordings.ts).
 import { createReadStream } from "node:fs";
-import { readdir, readFile, stat, unlink } from "node:fs/promises";
+import { readdir, readFile, rename, stat, truncate, unlink, writeFile } from "node:fs/promises";
 import type { Metadata, ServiceError } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { isAlreadyExists } from "../../core/errors.ts";
@@ -111,7 +111,33 @@ export async function uploadPending(
       continue;
     }
     if (meta.id !== id) continue;
+    if (meta.in_progress) {
+      meta = await finishInterrupted(dir, meta).catch(() => meta);
+      if (meta.in_progress) continue;
+    }
     if (await uploadAndRemove(client, metadata, dir, meta, logger)) sent++;
   }
   return sent;
+}
+
+/**
+ * A recording of a session the agent died in (its sidecar still says in progress, and no live
+ * session of this process owns it): cut after the last whole line, marked truncated, ended at the
+ * file's last write, and then uploaded like any other.
+ */
+async function finishInterrupted(dir: string, meta: RecordingFileMeta): Promise<RecordingFileMeta> {
+  const castPath = castPathOf(dir, meta.id);
+  const data = await readFile(castPath);
+  const whole = data.lastIndexOf(0x0a) + 1;
+  if (whole < data.length) await truncate(castPath, whole);
+  const { in_progress: _, ...rest } = meta;
+  const done: RecordingFileMeta = {
+    ...rest,
+    end_unix_ms: Math.max(meta.start_unix_ms, Math.floor((await stat(castPath)).mtimeMs)),
+    truncated: true,
+  };
+  const sidecar = metaPathOf(dir, meta.id);
+  await writeFile(`${sidecar}.tmp`, JSON.stringify(done), { mode: 0o600 });
+  await rename(`${sidecar}.tmp`, sidecar);
+  return done;
 }
