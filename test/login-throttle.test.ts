@@ -9,6 +9,7 @@ import { ManualClock, systemClock } from "../core/clock.ts";
 import { LoginThrottle, type ThrottleEvent } from "../server/auth/login-throttle.ts";
 import { PASSWORD, type ProxyFixture, startProxyFixture, startProxySide, USERS } from "./proxy-fixture.ts";
 import type { HttpResponse, HttpsClient } from "./proxy-https-client.ts";
+import { enrolDevice, mfaLogin } from "./proxy-webauthn-steps.ts";
 
 const ATTACKER = "10.6.6.6";
 const KNOWN = "10.0.0.2";
@@ -134,6 +135,26 @@ describe("login throttling through the proxy", () => {
     ).toHaveLength(1);
     // Another address is not affected.
     expect((await login(fx.client, "10.0.0.7", USERS.user, PASSWORD)).status).toBe(200);
+  });
+
+  it("a WebAuthn user's second step is not stopped by someone else's failures for the name", async () => {
+    const first = await login(fx.client, KNOWN, USERS.mfa, PASSWORD);
+    expect(first.status, first.text).toBe(200);
+    const { authenticator, mfaSession } = await enrolDevice(
+      fx,
+      (first.json as { session_id: string }).session_id,
+    );
+    // (A second attacker address: the first one's own counter is spent by now.)
+    for (let i = 0; i < 6; i++) await login(fx.client, "10.6.6.7", USERS.mfa, `wrong guess ${i}`);
+    expect((await login(fx.client, FRESH, USERS.mfa, PASSWORD)).status).toBe(429);
+    // From the address it used before (the enrolment's logins came from the proxy's own peer).
+    const again = await mfaLogin(fx, authenticator);
+    expect(again.status, again.text).toBe(200);
+    const view = await fx.client.send({
+      path: "/v1/webapi/session",
+      headers: { authorization: `Bearer ${mfaSession}` },
+    });
+    expect(view.status).toBe(200);
   });
 
   it("ignores X-Forwarded-For from a peer that is not a trusted proxy", async () => {
