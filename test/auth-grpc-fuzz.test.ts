@@ -1,23 +1,41 @@
 // Every RPC of svc.v1.AuthService called with bad request messages generated from the proto
 // descriptors (test/grpc-fuzz-cases.ts: boundaries, wrong wire types, truncations, random
 // bytes; fixed seed, bounded count) by a real grpc-js client sending raw bytes, anonymously, as an
-// admin and as a joined node agent, against a real auth server with the node join wired in. Every call must end with a
+// admin and as a joined node agent, against auth assembled as `svcd start` does it (every handler
+// wired: joins, bots, SPIFFE, admin writes; SQLite, in-memory resources). Every call must end with a
 // status before its deadline, never UNKNOWN or INTERNAL (bad input is the caller's mistake), and
 // auth must keep answering health checks. Also the message size limit, exactly at and one byte past.
+import { randomBytes } from "node:crypto";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { Client, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteBackend } from "../core/backend/sqlite.ts";
+import { CertificateAuthorities } from "../core/ca/authorities.ts";
+import { FileCaKeyStore } from "../core/ca/key-store.ts";
+import { systemClock as clock } from "../core/clock.ts";
+import { API_VERSION } from "../core/resources/index.ts";
+import { MemorySource } from "../core/sources/memory.ts";
+import { caPin } from "../server/agent/ca-pin.ts";
 import { joinCluster } from "../server/agent/join.ts";
+import { type AuthRole, startAuthRole } from "../server/assemble-auth.ts";
 import { AUTHZ_TABLE } from "../server/auth/authz.ts";
-import { agentMetadata, userMetadata } from "../server/auth/client.ts";
+import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { joinSecretHash } from "../server/auth/join-agent.ts";
+import { setPassword } from "../server/auth/passwords.ts";
 import { AUTH_SERVICE_NAME, authPackageDefinition, MAX_REQUEST_BYTES } from "../server/auth/proto.ts";
 import { authClientCredentials } from "../server/auth/tls.ts";
-import { type AgentAuthEnv, startAgentAuthEnv } from "./agent-fixture.ts";
+import { defaultConfig } from "../server/config.ts";
+import { issueServerIdentity } from "../server/wiring.ts";
+import { silent } from "./agent-fixture.ts";
+import { PASSWORD, testResources } from "./auth-fixture.ts";
 import { FuzzCaseGenerator, type MessageDescriptor } from "./grpc-fuzz-cases.ts";
 
 const SEED = 12;
 /** Random-byte messages per RPC (the other cases follow from the fields). */
 const RANDOM_PER_RPC = 8;
-const DEADLINE_MS = 10_000;
+const DEADLINE_MS = 20_000;
 const IN_FLIGHT = 8;
 /** Statuses that mean auth failed on bad input (or never answered). */
 const REFUSED = new Set([status.UNKNOWN, status.INTERNAL, status.DEADLINE_EXCEEDED, status.UNAVAILABLE]);
@@ -33,7 +51,12 @@ const methods = Object.entries(
   authPackageDefinition[AUTH_SERVICE_NAME] as unknown as Record<string, MethodDef>,
 ).map(([name, m]) => ({ name, ...m }));
 
-let env: AgentAuthEnv;
+let dir = "";
+let backend: SqliteBackend;
+let source: MemorySource;
+let cas: CertificateAuthorities;
+let auth: AuthRole;
+let address = "";
 let raw: Client;
 /** A client with a joined node's certificate (agent caller). */
 let rawAgent: Client;
@@ -96,22 +119,65 @@ function serving(): Promise<string> {
   );
 }
 
+/** An admin session of alice (preset admin role) through the typed client. */
+async function login(): Promise<string> {
+  const c = createAuthClient({ address, caPems: [cas.hostCa.certPem], serverName: "localhost" });
+  try {
+    const r = await callUnary(c, "AuthenticateLocal", { username: "alice", password: PASSWORD });
+    return r.session?.session_id ?? "";
+  } finally {
+    c.close();
+  }
+}
+
 beforeAll(async () => {
-  env = await startAgentAuthEnv();
-  const credentials = authClientCredentials({ caPems: [env.cas.hostCa.certPem] });
+  dir = await mkdtemp(join(tmpdir(), "svc-grpc-fuzz-"));
+  cas = await CertificateAuthorities.loadOrCreate(new FileCaKeyStore(join(dir, "ca")), {
+    clusterName: "test",
+    trustDomain: "test.svc",
+    clock,
+  });
+  backend = new SqliteBackend({ path: ":memory:", clock, sweepIntervalMs: 0 });
+  source = new MemorySource(testResources());
+  await setPassword(backend, "alice", PASSWORD);
+  auth = await startAuthRole({
+    config: defaultConfig({ clusterName: "test", publicHost: "localhost" }),
+    cas,
+    backend,
+    source,
+    writer: source,
+    clock,
+    logger: silent,
+    tls: await issueServerIdentity(cas, { commonName: "auth", hosts: [], clock }),
+    listen: { host: "127.0.0.1", port: 0 },
+  });
+  address = `127.0.0.1:${auth.server.port}`;
+  const credentials = authClientCredentials({ caPems: [cas.hostCa.certPem] });
   // No client-side limits: oversized requests must reach auth's own check.
   const options = {
-    "grpc.ssl_target_name_override": env.serverName,
+    "grpc.ssl_target_name_override": "localhost",
     "grpc.max_send_message_length": -1,
     "grpc.max_receive_message_length": -1,
   };
-  raw = new Client(env.address, credentials, options);
+  raw = new Client(address, credentials, options);
   // A real node: joined with a token, calling with its own certificate.
+  const secret = randomBytes(24).toString("base64url");
+  await source.apply({
+    apiVersion: API_VERSION,
+    kind: "JoinToken",
+    metadata: { name: "fuzz-node" },
+    spec: {
+      roles: ["node"],
+      join_method: "token",
+      secret_hash: joinSecretHash(secret),
+      expires: new Date(Date.now() + 3600_000).toISOString(),
+    },
+  } as never);
   const node = await joinCluster({
-    authAddress: env.address,
-    authServerName: env.serverName,
-    caPin: env.pin,
-    token: await env.addToken("fuzz-node"),
+    authAddress: address,
+    authServerName: "localhost",
+    caPin: caPin(cas.hostCa.certPem),
+    token: `fuzz-node.${secret}`,
     hostname: "fuzz-node",
     addresses: ["127.0.0.1:3022"],
     labels: {},
@@ -122,13 +188,15 @@ beforeAll(async () => {
     certPem: node.tlsCertificatePem,
     keyPem: node.tlsKeyPem,
   });
-  rawAgent = new Client(env.address, agentCredentials, options);
+  rawAgent = new Client(address, agentCredentials, options);
 }, 60_000);
 
 afterAll(async () => {
   raw?.close();
   rawAgent?.close();
-  await env?.close();
+  await auth?.close();
+  await backend?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 describe("auth gRPC under generated bad input", () => {
@@ -140,21 +208,22 @@ describe("auth gRPC under generated bad input", () => {
     for (const caller of ["anonymous", "admin", "agent"] as const) {
       // The same seed for both callers: the same bytes, a different credential.
       const gen = new FuzzCaseGenerator(authPackageDefinition, "svc.v1", SEED);
-      let session = caller === "admin" ? await env.login("alice") : undefined;
+      let session = caller === "admin" ? await login() : undefined;
       for (const m of methods) {
         // DeleteSession with any request ends the caller's own session: the next RPC gets a new one.
         if (session !== undefined && methods[methods.indexOf(m) - 1]?.name === "DeleteSession")
-          session = await env.login("alice");
+          session = await login();
         const md = () =>
           session ? userMetadata(session) : caller === "agent" ? agentMetadata(agentId) : new Metadata();
         const client = caller === "agent" ? rawAgent : raw;
         const cases = gen.casesFor(m.requestType.type, RANDOM_PER_RPC);
-        // Calls the interceptor refuses to this caller never reach a handler: a few suffice there.
-        // Admins reach every handler open to users; agents get their own ones in full.
+        // Each RPC in full by the caller kind it is for (anonymous for the open ones, the admin
+        // for user and admin RPCs, the node for its own); other callers get a sample (mostly
+        // refused by the interceptor, or the same handler path again).
         const callers = AUTHZ_TABLE[m.name]?.callers ?? [];
         const open = callers.includes("anonymous");
         const full =
-          caller === "admin" || (caller === "anonymous" ? open : callers.includes("agent") && !open);
+          caller === "anonymous" ? open : !open && callers.includes(caller === "admin" ? "user" : "agent");
         const sent = full ? cases : cases.filter((_, i) => i % 8 === 0);
         // A few calls in flight at once, as real clients do; each still ends on its own deadline.
         for (let i = 0; i < sent.length; i += IN_FLIGHT) {
