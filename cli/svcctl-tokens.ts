@@ -236,8 +236,9 @@ export async function auditSearch(
     offset?: string;
   },
 ): Promise<void> {
-  const time = (v: string | undefined, what: string): number => {
-    if (!v) return 0;
+  // No flag: no bound (the field stays unset; an explicit 0 would be the epoch).
+  const time = (v: string | undefined, what: string): number | undefined => {
+    if (!v) return undefined;
     // "1h" = that long ago; otherwise an RFC 3339 time.
     if (/^\d+(ms|s|m|h|d)$/.test(v)) return Date.now() - ttlSecondsOf(v) * 1000;
     const t = Date.parse(v);

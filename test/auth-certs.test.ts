@@ -131,7 +131,7 @@ describe("IssueUserCerts", () => {
     const page = await callUnary(
       env.client,
       "SearchAuditEvents",
-      { type: "cert.create", user: "bob", start_unix_ms: 0, end_unix_ms: 0, limit: 500, offset: 0 },
+      { type: "cert.create", user: "bob", limit: 500, offset: 0 },
       userMetadata(admin),
     );
     const ev = page.items.find((i) => JSON.parse(i.fields_json).serial === serial);

@@ -157,6 +157,8 @@ describe("lists and audit", () => {
     expect((await list("bob")).items.map((r) => r.id)).toEqual(["rec-bob-0001"]);
     expect((await list("bob", { user: "eve" })).items).toEqual([]);
     expect((await statusOf(list("bob", { offset: -1 }))).code).toBe(status.INVALID_ARGUMENT);
+    expect((await statusOf(list("bob", { limit: 501 }))).code).toBe(status.INVALID_ARGUMENT);
+    expect((await list("bob", { limit: 500 })).total_count).toBe(1);
 
     const mine = await download("rec-bob-0001", md("bob"));
     expect(mine.code).toBe(0);
@@ -202,7 +204,7 @@ describe("lists and audit", () => {
     const page = await callUnary(
       env.client,
       "SearchAuditEvents",
-      { type: "", user: "bob", start_unix_ms: t0, end_unix_ms: 0, limit: 0, offset: 0 },
+      { type: "", user: "bob", start_unix_ms: t0, limit: 0, offset: 0 },
       md("alice"),
     );
     expect(page.items.map((e) => e.event_type)).toEqual(["session.end", "session.start"]);
@@ -215,17 +217,32 @@ describe("lists and audit", () => {
     const limited = await callUnary(
       env.client,
       "SearchAuditEvents",
-      { type: "session.start", user: "", start_unix_ms: 0, end_unix_ms: 0, limit: 100_000, offset: 0 },
+      { type: "session.start", user: "", limit: 500, offset: 0 },
       md("alice"),
     );
     expect(limited.total_count).toBe(1);
+    // one paging policy with the web API: above 500 is refused, never clamped
+    const tooMany = await statusOf(
+      callUnary(env.client, "SearchAuditEvents", { type: "", user: "", limit: 501, offset: 0 }, md("alice")),
+    );
+    expect(tooMany.code).toBe(status.INVALID_ARGUMENT);
+    // an explicit 0 is the epoch, a real bound (unset is none): every event here is later
+    const sinceEpoch = await callUnary(
+      env.client,
+      "SearchAuditEvents",
+      { type: "session.start", user: "", start_unix_ms: 0, limit: 0, offset: 0 },
+      md("alice"),
+    );
+    expect(sinceEpoch.total_count).toBe(1);
+    const beforeEpoch = await callUnary(
+      env.client,
+      "SearchAuditEvents",
+      { type: "session.start", user: "", end_unix_ms: 0, limit: 0, offset: 0 },
+      md("alice"),
+    );
+    expect(beforeEpoch.total_count).toBe(0);
     const bobTries = await statusOf(
-      callUnary(
-        env.client,
-        "SearchAuditEvents",
-        { type: "", user: "", start_unix_ms: 0, end_unix_ms: 0, limit: 0, offset: 0 },
-        md("bob"),
-      ),
+      callUnary(env.client, "SearchAuditEvents", { type: "", user: "", limit: 0, offset: 0 }, md("bob")),
     );
     expect(bobTries.code).toBe(status.PERMISSION_DENIED);
   });

@@ -59,7 +59,7 @@ describe("login throttle under parallel guesses", () => {
     const failures = await callUnary(
       env.client,
       "SearchAuditEvents",
-      { type: "user.login", user: "carl", start_unix_ms: 0, end_unix_ms: 0, limit: 500, offset: 0 },
+      { type: "user.login", user: "carl", limit: 500, offset: 0 },
       md,
     );
     const reasons = failures.items.map((e) => JSON.parse(e.fields_json).reason);
@@ -69,7 +69,7 @@ describe("login throttle under parallel guesses", () => {
     const locked = await callUnary(
       env.client,
       "SearchAuditEvents",
-      { type: "login.throttled", user: "carl", start_unix_ms: 0, end_unix_ms: 0, limit: 500, offset: 0 },
+      { type: "login.throttled", user: "carl", limit: 500, offset: 0 },
       md,
     );
     expect(locked.total_count).toBe(1);
@@ -101,7 +101,7 @@ describe("login throttle under parallel guesses", () => {
     const locked = await callUnary(
       env.client,
       "SearchAuditEvents",
-      { type: "login.throttled", user: "bob", start_unix_ms: 0, end_unix_ms: 0, limit: 10, offset: 0 },
+      { type: "login.throttled", user: "bob", limit: 10, offset: 0 },
       userMetadata(admin.session?.session_id ?? ""),
     );
     expect(locked.total_count).toBe(0);
@@ -183,7 +183,7 @@ describe("login throttle under parallel guesses on two replicas sharing PostgreS
     const locked = await callUnary(
       b.client,
       "SearchAuditEvents",
-      { type: "login.throttled", user: "carl", start_unix_ms: 0, end_unix_ms: 0, limit: 10, offset: 0 },
+      { type: "login.throttled", user: "carl", limit: 10, offset: 0 },
       userMetadata(admin.session?.session_id ?? ""),
     );
     expect(locked.total_count).toBe(1);

@@ -195,7 +195,7 @@ describe("recordings (GET /v1/webapi/sessions)", () => {
     expect((await get("/v1/webapi/sessions?limit=1", "user")).json).toMatchObject({ total_count: 7 });
   });
 
-  it("out-of-range and wrongly typed paging parameters are 400", async () => {
+  it("out-of-range and wrongly typed paging parameters are 400 (an offset past int32 too: no wrap-around)", async () => {
     for (const q of [
       "limit=501",
       "limit=0",
@@ -203,7 +203,8 @@ describe("recordings (GET /v1/webapi/sessions)", () => {
       "offset=-1",
       "limit=abc",
       "offset=1.5",
-      "colour=red",
+      "offset=2147483648",
+      "offset=4294967296",
     ]) {
       for (const path of [`/v1/webapi/sessions?${q}`, `/v1/webapi/audit?${q}`]) {
         const res = await get(path, "admin");
@@ -211,6 +212,70 @@ describe("recordings (GET /v1/webapi/sessions)", () => {
         expect(codeOf(res)).toBe("bad_parameter");
       }
     }
+    const last = await get("/v1/webapi/sessions?offset=2147483647", "admin");
+    expect(last.json).toEqual({ items: [], total_count: 9 });
+  });
+
+  it("unknown query parameters are ignored; an empty filter is no filter", async () => {
+    const all = (await get("/v1/webapi/sessions", "admin")).json as Page;
+    for (const q of ["colour=red", "user=", "protocol=", "user=&protocol=&colour="]) {
+      const res = await get(`/v1/webapi/sessions?${q}`, "admin");
+      expect(res.status, `${q}: ${res.text}`).toBe(200);
+      expect(res.json, q).toEqual(all);
+    }
+    const audit = (await get("/v1/webapi/audit?limit=500", "admin")).json as { total_count: number };
+    for (const q of [
+      "colour=red",
+      "type=",
+      "user=",
+      "start_time=&end_time=",
+      "type=&user=&start_time=&x=1",
+    ]) {
+      const res = await get(`/v1/webapi/audit?limit=500&${q}`, "admin");
+      expect(res.status, `${q}: ${res.text}`).toBe(200);
+      expect((res.json as { total_count: number }).total_count, q).toBeGreaterThanOrEqual(audit.total_count);
+    }
+  });
+});
+
+describe("audit time bounds", () => {
+  const at = (iso: string) =>
+    fx.backend.appendAudit({ event_type: "test.bound", user_name: "t", time: new Date(iso) });
+  const window = async (query: string): Promise<string[]> => {
+    const res = await get(`/v1/webapi/audit?type=test.bound&limit=500&${query}`, "admin");
+    expect(res.status, `${query}: ${res.text}`).toBe(200);
+    return (res.json as { items: Array<{ time: string }> }).items.map((e) => e.time);
+  };
+  const q = (name: string, iso: string) => `${name}=${encodeURIComponent(iso)}`;
+
+  beforeAll(async () => {
+    await at("1969-12-31T23:59:59.000Z");
+    await at("1970-01-01T00:00:00.000Z");
+    await at("1970-01-01T00:00:01.000Z");
+  });
+
+  it("times at or before the epoch are real bounds, not none", async () => {
+    expect(await window(q("end_time", "1970-01-01T00:00:00Z"))).toEqual(["1969-12-31T23:59:59.000Z"]);
+    expect(await window(q("start_time", "1970-01-01T00:00:00Z"))).toEqual([
+      "1970-01-01T00:00:01.000Z",
+      "1970-01-01T00:00:00.000Z",
+    ]);
+    expect(await window(q("end_time", "1969-12-31T23:59:59Z"))).toEqual([]);
+    expect(await window(q("start_time", "1969-01-01T00:00:00Z"))).toHaveLength(3);
+  });
+
+  it("start_time is inclusive, end_time exclusive: adjacent windows share no event", async () => {
+    const a = await window(
+      `${q("start_time", "1969-12-31T23:59:59Z")}&${q("end_time", "1970-01-01T00:00:00Z")}`,
+    );
+    const b = await window(
+      `${q("start_time", "1970-01-01T00:00:00Z")}&${q("end_time", "1970-01-01T00:00:01Z")}`,
+    );
+    expect(a).toEqual(["1969-12-31T23:59:59.000Z"]);
+    expect(b).toEqual(["1970-01-01T00:00:00.000Z"]);
+    expect(
+      await window(`${q("start_time", "1970-01-01T00:00:00Z")}&${q("end_time", "1970-01-01T00:00:00Z")}`),
+    ).toEqual([]);
   });
 });
 

@@ -132,12 +132,21 @@ function unary<Req, Res>(fn: Unary<Req, Res>) {
   };
 }
 
+/**
+ * The paging policy of every list, the web API's too (docs/grpc.md "Paging"): 0 is proto3's
+ * "unset" and means the default; above the maximum is refused, never clamped, so a caller never
+ * silently gets less than it asked for.
+ */
 function pageOf(limit: number, offset: number): { limit: number; offset: number } {
   if (!Number.isInteger(offset) || offset < 0) throw new BadParameterError("offset must be >= 0");
-  if (!Number.isInteger(limit) || limit < 0) throw new BadParameterError("limit must be >= 0");
-  // 0 means "default"; above the maximum is clamped (docs/grpc.md).
-  return { limit: limit === 0 ? AUDIT_DEFAULT_LIMIT : Math.min(limit, AUDIT_MAX_LIMIT), offset };
+  if (!Number.isInteger(limit) || limit < 0 || limit > AUDIT_MAX_LIMIT) {
+    throw new BadParameterError(`limit must be from 1 to ${AUDIT_MAX_LIMIT} (0: ${AUDIT_DEFAULT_LIMIT})`);
+  }
+  return { limit: limit === 0 ? AUDIT_DEFAULT_LIMIT : limit, offset };
 }
+
+/** An optional proto3 time: unset is no bound; 0 and negative values are real times. */
+const timeBound = (ms: number | undefined): Date | undefined => (ms === undefined ? undefined : new Date(ms));
 
 /** A machine-identity flow the server was started without answers UNIMPLEMENTED. */
 function wired<T>(handler: T | undefined, rpc: string): T {
@@ -706,12 +715,15 @@ export class AuthService {
 
     SearchAuditEvents: unary(async (req) => {
       const page = pageOf(req.limit, req.offset);
+      // start inclusive, end exclusive: the backend's half-open window, as the proto says
+      const startTime = timeBound(req.start_unix_ms);
+      const endTime = timeBound(req.end_unix_ms);
       const r = await this.#d.backend.searchAudit({
         ...page,
         ...(req.type ? { type: req.type } : {}),
         ...(req.user ? { user: req.user } : {}),
-        ...(req.start_unix_ms > 0 ? { startTime: new Date(req.start_unix_ms) } : {}),
-        ...(req.end_unix_ms > 0 ? { endTime: new Date(req.end_unix_ms) } : {}),
+        ...(startTime ? { startTime } : {}),
+        ...(endTime ? { endTime } : {}),
       });
       return { items: r.items.map(auditToWire), total_count: r.totalCount };
     }),

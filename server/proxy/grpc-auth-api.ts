@@ -401,8 +401,9 @@ export class GrpcAuthApi implements AuthApi {
         {
           type: q.type ?? "",
           user: q.user ?? "",
-          start_unix_ms: q.start?.getTime() ?? 0,
-          end_unix_ms: q.end?.getTime() ?? 0,
+          // unset = no bound: 0 and earlier are real times
+          ...(q.start ? { start_unix_ms: q.start.getTime() } : {}),
+          ...(q.end ? { end_unix_ms: q.end.getTime() } : {}),
           limit: q.limit,
           offset: q.offset,
         },

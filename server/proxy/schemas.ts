@@ -28,16 +28,20 @@ export const commonErrors = [400, 413, 414, 415, 431, 500, 503];
 
 export const Timestamp = Type.String({ format: "date-time", description: "RFC 3339" });
 
+// One paging policy with gRPC (docs/web-api.md "Lists and paging"): refused, never clamped.
 export const Limit = Type.Integer({
   minimum: 1,
   maximum: 500,
   default: 50,
-  description: "page size, 1..500 (above 500: 400 bad_parameter)",
+  description: "page size, 1..500, default 50 (0, negative or above 500: 400 bad_parameter)",
 });
+/** The gRPC field is an int32: a larger offset would wrap around instead of failing. */
+export const MAX_OFFSET = 2_147_483_647;
 export const Offset = Type.Integer({
   minimum: 0,
+  maximum: MAX_OFFSET,
   default: 0,
-  description: "items to skip, >= 0 (negative: 400 bad_parameter)",
+  description: `items to skip, 0..${MAX_OFFSET}, default 0 (outside: 400 bad_parameter)`,
 });
 
 /** WebAuthn option objects are produced by @simplewebauthn/server in auth and passed through. */

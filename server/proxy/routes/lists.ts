@@ -7,24 +7,29 @@ import type { AuditEventInfo, NodeInfo, RecordingInfo, RoleInfo, UserInfo } from
 import { sessionOf } from "../plugins/session.ts";
 import { commonErrors, errorResponses, Limit, Offset, sessionSecurity, Timestamp } from "../schemas.ts";
 
-const Filter = Type.String({ minLength: 1, maxLength: 256 });
+// Query strings: unknown parameters are ignored (links and clients may carry their own), and an
+// empty value is no filter (a form's blank field), for filters and times alike.
+const Filter = Type.String({ maxLength: 256, description: "exact match; empty = no filter" });
+const TimeBound = (description: string) =>
+  Type.Union([Timestamp, Type.Literal("")], { description: `${description}; empty = none` });
 
-const RecordingsQuery = Type.Object(
-  { limit: Limit, offset: Offset, user: Type.Optional(Filter), protocol: Type.Optional(Filter) },
-  { additionalProperties: false },
-);
+const RecordingsQuery = Type.Object({
+  limit: Limit,
+  offset: Offset,
+  user: Type.Optional(Filter),
+  protocol: Type.Optional(Filter),
+});
 
-const AuditQuery = Type.Object(
-  {
-    type: Type.Optional(Filter),
-    user: Type.Optional(Filter),
-    start_time: Type.Optional(Timestamp),
-    end_time: Type.Optional(Timestamp),
-    limit: Limit,
-    offset: Offset,
-  },
-  { additionalProperties: false },
-);
+const AuditQuery = Type.Object({
+  type: Type.Optional(Filter),
+  user: Type.Optional(Filter),
+  start_time: Type.Optional(TimeBound("RFC 3339, inclusive: events at or after it")),
+  end_time: Type.Optional(TimeBound("RFC 3339, exclusive: events before it")),
+  limit: Limit,
+  offset: Offset,
+});
+
+const nonEmpty = (v: string | undefined): string | undefined => (v === "" ? undefined : v);
 
 const Recording = Type.Object({
   id: Type.String(),
@@ -130,8 +135,8 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
       const page = await app.authApi.listRecordings(sessionOf(request).sessionId, {
         limit: q.limit,
         offset: q.offset,
-        user: q.user,
-        protocol: q.protocol,
+        user: nonEmpty(q.user),
+        protocol: nonEmpty(q.protocol),
       });
       return { items: page.items.map(recordingView), total_count: page.total_count };
     },
@@ -193,16 +198,19 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const q = request.query;
-      const start = q.start_time === undefined ? undefined : new Date(q.start_time);
-      const end = q.end_time === undefined ? undefined : new Date(q.end_time);
+      const startText = nonEmpty(q.start_time);
+      const endText = nonEmpty(q.end_time);
+      // Dates before 1970 are real bounds (negative milliseconds), not "none".
+      const start = startText === undefined ? undefined : new Date(startText);
+      const end = endText === undefined ? undefined : new Date(endText);
       if (start && end && start.getTime() > end.getTime()) {
         throw new BadParameterError("start_time is after end_time");
       }
       const page = await app.authApi.searchAudit(sessionOf(request).sessionId, {
         limit: q.limit,
         offset: q.offset,
-        type: q.type,
-        user: q.user,
+        type: nonEmpty(q.type),
+        user: nonEmpty(q.user),
         start,
         end,
       });
