@@ -30,7 +30,7 @@ import { defaultConfig } from "../server/config.ts";
 import { issueServerIdentity } from "../server/wiring.ts";
 import { silent } from "./agent-fixture.ts";
 import { PASSWORD, testResources } from "./auth-fixture.ts";
-import { FuzzCaseGenerator, type MessageDescriptor } from "./grpc-fuzz-cases.ts";
+import { FuzzCaseGenerator, type MessageDescriptor, prng } from "./grpc-fuzz-cases.ts";
 
 const SEED = 12;
 /** Random-byte messages per RPC (the other cases follow from the fields). */
@@ -245,6 +245,28 @@ describe("auth gRPC under generated bad input", () => {
     expect(failures).toEqual([]);
     expect(await serving()).toBe("SERVING");
   }, 240_000);
+
+  it("answers random bytes to health and reflection with INVALID_ARGUMENT, not INTERNAL", async () => {
+    const rand = prng(SEED);
+    const bytes = () => Buffer.from(Array.from({ length: 1 + Math.floor(rand() * 64) }, () => rand() * 256));
+    const others: MethodDef[] = [
+      { path: "/grpc.health.v1.Health/Check", requestStream: false, responseStream: false } as MethodDef,
+      {
+        path: "/grpc.reflection.v1.ServerReflection/ServerReflectionInfo",
+        requestStream: true,
+        responseStream: true,
+      } as MethodDef,
+    ];
+    const seen: string[] = [];
+    for (const m of others) {
+      for (let i = 0; i < 20; i++) {
+        const s = await callRaw(m, bytes(), new Metadata());
+        if (REFUSED.has(s.code)) seen.push(`${m.path} -> ${status[s.code]}: ${s.details}`);
+      }
+    }
+    expect(seen).toEqual([]);
+    expect(await serving()).toBe("SERVING");
+  });
 
   it("takes a request of exactly the maximum size and refuses one byte more with RESOURCE_EXHAUSTED", async () => {
     const m = methods.find((x) => x.name === "GetClusterInfo") as MethodDef;

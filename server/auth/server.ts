@@ -48,14 +48,17 @@ export async function startAuthServer(opts: AuthServerOptions): Promise<RunningA
     "grpc.max_receive_message_length": MAX_REQUEST_BYTES,
     "grpc.max_send_message_length": MAX_RESPONSE_BYTES,
   });
-  service.addToServer({
+  // Every service registers through this, so an undecodable request is INVALID_ARGUMENT everywhere.
+  const guarded: Pick<Server, "addService"> = {
     addService: (definition, impl) => server.addService(guardDecoding(definition), impl),
-  });
+  };
+  service.addToServer(guarded);
   const health = new HealthImplementation({ "": "SERVING", [AUTH_SERVICE_NAME]: "SERVING" });
-  health.addToServer(server);
+  // grpc-health-check types its argument as a whole Server but only calls addService.
+  health.addToServer(guarded as Server);
   // Reflection describes everything served, so grpcurl can call health too.
   const healthDefinition = loadSync(healthProtoPath, loaderOptions);
-  addReflection(server, [authPackageDefinition, healthDefinition]);
+  addReflection(guarded, [authPackageDefinition, healthDefinition]);
 
   const host = opts.host ?? "127.0.0.1";
   const bindHost = host.includes(":") ? `[${host}]` : host;
