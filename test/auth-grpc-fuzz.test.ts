@@ -1,10 +1,11 @@
 // Every RPC of svc.v1.AuthService called with bad request messages generated from the proto
-// descriptors (test/grpc-fuzz-cases.ts: boundaries, wrong wire types, truncations, random
-// bytes; fixed seed, bounded count) by a real grpc-js client sending raw bytes, anonymously, as an
-// admin and as a joined node agent, against auth assembled as `svcd start` does it (every handler
-// wired: joins, bots, SPIFFE, admin writes; SQLite, in-memory resources). Every call must end with a
-// status before its deadline, never UNKNOWN or INTERNAL (bad input is the caller's mistake), and
-// auth must keep answering health checks. Also the message size limit, exactly at and one byte past.
+// descriptors (test/grpc-fuzz-cases.ts: boundaries, wrong wire types, truncations, random bytes;
+// fixed seed, bounded count) by a real grpc-js client sending raw bytes, anonymously, as an admin,
+// as a joined node agent and as a bot, against auth assembled as `svcd start` does it (every
+// handler wired: joins, bots, SPIFFE, admin writes; SQLite, in-memory resources). Every call must
+// end with a status before its deadline, never UNKNOWN or INTERNAL (bad input is the caller's
+// mistake), and auth must keep answering health checks. Also the message size limit, exactly at
+// and one byte past.
 import { randomBytes } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -14,6 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../core/backend/sqlite.ts";
 import { CertificateAuthorities } from "../core/ca/authorities.ts";
 import { FileCaKeyStore } from "../core/ca/key-store.ts";
+import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
+import { generateEcdsaP256, privateKeyToPem } from "../core/certs/x509.ts";
 import { systemClock as clock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
 import { MemorySource } from "../core/sources/memory.ts";
@@ -61,6 +64,8 @@ let raw: Client;
 /** A client with a joined node's certificate (agent caller). */
 let rawAgent: Client;
 let agentId = "";
+/** A client with a bot's certificate (bot caller: IssueWorkloadSVID). */
+let rawBot: Client;
 
 const pass = (b: Buffer): Buffer => b;
 
@@ -189,23 +194,48 @@ beforeAll(async () => {
     keyPem: node.tlsKeyPem,
   });
   rawAgent = new Client(address, agentCredentials, options);
+  // A real bot: created by the admin, bootstrapped with its one-time token.
+  const admin = createAuthClient({ address, caPems: [cas.hostCa.certPem], serverName: "localhost" });
+  try {
+    const created = await callUnary(
+      admin,
+      "CreateAgentIdentity",
+      { name: "fuzz-bot", roles: ["access"], cert_ttl: "", allow_workload_svids: true },
+      userMetadata(await login()),
+    );
+    const tls = generateEcdsaP256();
+    const bot = await callUnary(admin, "BootstrapAgentIdentity", {
+      token: created.token,
+      ssh_public_key: generateSshKeyPair("ed25519").publicLine,
+      tls_public_key_pem: String(tls.publicKey.export({ format: "pem", type: "spki" })),
+    });
+    const botCredentials = authClientCredentials({
+      caPems: [cas.hostCa.certPem],
+      certPem: bot.tls_certificate_pem,
+      keyPem: privateKeyToPem(tls.privateKey),
+    });
+    rawBot = new Client(address, botCredentials, options);
+  } finally {
+    admin.close();
+  }
 }, 60_000);
 
 afterAll(async () => {
   raw?.close();
   rawAgent?.close();
+  rawBot?.close();
   await auth?.close();
   await backend?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
 describe("auth gRPC under generated bad input", () => {
-  it("answers every generated request of every RPC with a status: anonymous, admin, node agent", async () => {
+  it("answers every generated request of every RPC with a status: anonymous, admin, node, bot", async () => {
     const started = Date.now();
     const failures: string[] = [];
     const counts = new Map<number, number>();
     let total = 0;
-    for (const caller of ["anonymous", "admin", "agent"] as const) {
+    for (const caller of ["anonymous", "admin", "agent", "bot"] as const) {
       // The same seed for both callers: the same bytes, a different credential.
       const gen = new FuzzCaseGenerator(authPackageDefinition, "svc.v1", SEED);
       let session = caller === "admin" ? await login() : undefined;
@@ -214,8 +244,14 @@ describe("auth gRPC under generated bad input", () => {
         if (session !== undefined && methods[methods.indexOf(m) - 1]?.name === "DeleteSession")
           session = await login();
         const md = () =>
-          session ? userMetadata(session) : caller === "agent" ? agentMetadata(agentId) : new Metadata();
-        const client = caller === "agent" ? rawAgent : raw;
+          session
+            ? userMetadata(session)
+            : caller === "agent"
+              ? agentMetadata(agentId)
+              : caller === "bot"
+                ? agentMetadata("fuzz-bot")
+                : new Metadata();
+        const client = caller === "agent" ? rawAgent : caller === "bot" ? rawBot : raw;
         const cases = gen.casesFor(m.requestType.type, RANDOM_PER_RPC);
         // Each RPC in full by the caller kind it is for (anonymous for the open ones, the admin
         // for user and admin RPCs, the node for its own); other callers get a sample (mostly
@@ -223,7 +259,7 @@ describe("auth gRPC under generated bad input", () => {
         const callers = AUTHZ_TABLE[m.name]?.callers ?? [];
         const open = callers.includes("anonymous");
         const full =
-          caller === "anonymous" ? open : !open && callers.includes(caller === "admin" ? "user" : "agent");
+          caller === "anonymous" ? open : !open && callers.includes(caller === "admin" ? "user" : caller);
         const sent = full ? cases : cases.filter((_, i) => i % 8 === 0);
         // A few calls in flight at once, as real clients do; each still ends on its own deadline.
         for (let i = 0; i < sent.length; i += IN_FLIGHT) {
