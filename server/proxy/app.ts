@@ -53,7 +53,8 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
     // No per-request logs: request lines carry session ids in headers and MFA tokens in bodies.
     logController: new LogController({ disableRequestLogging: true }),
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
-    return503OnClosing: true,
+    // Requests arriving while closing get 503 from the error-handler plugin, in our error body.
+    return503OnClosing: false,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
     // Errors raised before routing (malformed URL, over-long path segment) get the one error
     // body and the security headers too; those requests skip the hooks.

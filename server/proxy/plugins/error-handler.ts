@@ -1,9 +1,10 @@
 // Every error of every route ends here: one status mapping, one body, no internals in 5xx. Also
 // the framework's own answers: unknown routes (404), a known path with another method (405 with
-// Allow), over-long URLs (414).
+// Allow), over-long URLs (414), requests arriving while the proxy closes (503).
 import type { IncomingMessage } from "node:http";
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
+import { UnavailableError } from "../../../core/errors.ts";
 import { errorBody, HttpError, mapError } from "../http-errors.ts";
 
 /** Longer URLs are 414; node refuses a request head over 16 KiB (431) before we see it. */
@@ -70,7 +71,17 @@ export const errorHandlerPlugin = fp(
       for (const m of methods) table.add(m, route.url);
     });
 
-    app.addHook("onRequest", async (request) => {
+    // fastify's own 503 while closing has its own body; this one answers ours instead.
+    let closing = false;
+    app.addHook("preClose", async () => {
+      closing = true;
+    });
+
+    app.addHook("onRequest", async (request, reply) => {
+      if (closing) {
+        reply.header("connection", "close");
+        throw new UnavailableError("the proxy is shutting down");
+      }
       if (request.url.length > MAX_URL_LENGTH) {
         throw new HttpError(414, "uri_too_long", `URL longer than ${MAX_URL_LENGTH} characters`);
       }
