@@ -2,9 +2,19 @@
 // 414, 415, 431, malformed URL/JSON/HTTP), each declared in the OpenAPI document; and a refused
 // upload still gets its answer instead of a dropped TLS connection. Real HTTPS to a real proxy.
 import { connect } from "node:tls";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../core/clock.ts";
+import { buildProxyApp } from "../server/proxy/app.ts";
+import { GrpcCliAuthApi } from "../server/proxy/cli-auth-api.ts";
 import { MAX_URL_LENGTH } from "../server/proxy/plugins/error-handler.ts";
+import { recordingRoutes } from "../server/proxy/recordings-route.ts";
+import { passwordResetRoutes } from "../server/proxy/routes/password-reset.ts";
+import { userCertRoutes } from "../server/proxy/routes/user-certs.ts";
 import { commonErrors } from "../server/proxy/schemas.ts";
+import { GrpcTerminalAuthApi } from "../server/proxy/terminal-auth.ts";
+import { terminalRoutes } from "../server/proxy/terminal-route.ts";
+import { webRoutes } from "../web/serve.ts";
 import { PASSWORD, type ProxyFixture, PUBLIC_HOST, startProxyFixture, USERS } from "./proxy-fixture.ts";
 import type { HttpResponse } from "./proxy-https-client.ts";
 
@@ -99,12 +109,14 @@ function rawExchange(request: Buffer): Promise<string> {
   });
 }
 
-describe("the OpenAPI document", () => {
-  it("declares, on every route, a success and each error status it can answer with the error schema", () => {
-    const ops = Object.entries(doc.paths).flatMap(([path, methods]) =>
+/** Every route of `d`: a success, and each error status it can answer, with the error schema. */
+function walk(d: OpenApiDoc): number {
+  const saved = doc;
+  doc = d;
+  try {
+    const ops = Object.entries(d.paths).flatMap(([path, methods]) =>
       Object.entries(methods).map(([method, op]) => ({ path, method, op })),
     );
-    expect(ops.length).toBeGreaterThan(20);
     for (const { path, method, op } of ops) {
       const where = `${method.toUpperCase()} ${path}`;
       const statuses = Object.keys(op.responses ?? {});
@@ -120,6 +132,54 @@ describe("the OpenAPI document", () => {
       for (const s of statuses.filter((x) => Number(x) >= 400)) {
         expect(declared(path, method, Number(s)), `${where} ${s} is not the error schema`).toBe(true);
       }
+    }
+    return ops.length;
+  } finally {
+    doc = saved;
+  }
+}
+
+describe("the OpenAPI document", () => {
+  it("declares, on every route, a success and each error status it can answer with the error schema", () => {
+    expect(walk(doc)).toBeGreaterThan(20);
+  });
+
+  it("so does every route svcd adds (recordings, password reset, terminal, web pages)", async () => {
+    // Clients are built but never called: only the routes' schemas are read.
+    const grpc = {
+      address: fx.auth.address,
+      caPems: [fx.hostCaPem],
+      certPem: fx.proxyTls.certPem,
+      keyPem: fx.proxyTls.keyPem,
+    };
+    const terminalAuth = new GrpcTerminalAuthApi(grpc);
+    const cliAuthApi = new GrpcCliAuthApi(grpc);
+    const app = await buildProxyApp({
+      config: fx.config,
+      tls: fx.proxyTls,
+      authApi: fx.authApi,
+      logger: pino({ level: "silent" }),
+      ready: () => true,
+      resources: fx.source,
+      routes: [
+        terminalRoutes({ terminalAuth, clock: systemClock }),
+        recordingRoutes({ terminalAuth }),
+        webRoutes(),
+        passwordResetRoutes({ api: cliAuthApi }),
+        userCertRoutes({ api: cliAuthApi }),
+      ],
+    });
+    try {
+      await app.ready();
+      const full = app.swagger() as unknown as OpenApiDoc;
+      expect(Object.keys(full.paths)).toEqual(
+        expect.arrayContaining(["/v1/webapi/sessions/{id}/recording", "/v1/webapi/password/reset"]),
+      );
+      expect(walk(full)).toBeGreaterThan(walk(doc));
+    } finally {
+      await app.close();
+      terminalAuth.close();
+      cliAuthApi.close();
     }
   });
 });
