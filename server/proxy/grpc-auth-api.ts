@@ -41,7 +41,7 @@ import type { SessionView__Output } from "../../proto/generated/svc/v1/SessionVi
 import type { WebAuthnChallenge__Output } from "../../proto/generated/svc/v1/WebAuthnChallenge.ts";
 import type { WebAuthnDevice__Output } from "../../proto/generated/svc/v1/WebAuthnDevice.ts";
 import type { WebAuthnRelyingParty } from "../../proto/generated/svc/v1/WebAuthnRelyingParty.ts";
-import { AuthServiceClientConstructor } from "../auth/proto.ts";
+import { AuthServiceClientConstructor, CLIENT_MESSAGE_LIMITS } from "../auth/proto.ts";
 import { authClientCredentials } from "../auth/tls.ts";
 import type {
   AuditEventInfo,
@@ -173,7 +173,8 @@ export class GrpcAuthApi implements AuthApi {
       keyPem: opts.keyPem,
     });
     // channelz off: nobody reads it, and its per-call bookkeeping is a visible share of a small call.
-    const channelOptions: grpc.ChannelOptions = { "grpc.enable_channelz": 0 };
+    // Auth's message limits, as every other auth client has them (responses up to 16 MiB).
+    const channelOptions: grpc.ChannelOptions = { "grpc.enable_channelz": 0, ...CLIENT_MESSAGE_LIMITS };
     if (opts.serverName !== undefined) channelOptions["grpc.ssl_target_name_override"] = opts.serverName;
     this.#client = new AuthServiceClientConstructor(opts.address, credentials, channelOptions);
     const HealthCtor = grpc.makeGenericClientConstructor(healthService, "Health");
