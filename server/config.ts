@@ -120,6 +120,30 @@ export const ConfigSchema = Type.Object(
             { additionalProperties: false },
           ),
         ),
+        /** Limits that protect the platform, per proxy replica (docs/web-api.md "Limits"). */
+        limits: Type.Object(
+          {
+            /** Browser terminals one user may have open on this proxy at once. */
+            terminals_per_user: Type.Integer({ minimum: 1, maximum: 100_000, default: 32 }),
+            /** Browser terminals this proxy holds open at once, all users together. */
+            terminals_per_proxy: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 1000 }),
+            /** Largest WebSocket message a browser terminal may send (closed with 1009 above). */
+            ws_message_bytes: Type.Integer({
+              minimum: 1024,
+              maximum: 64 * 1024 * 1024,
+              default: 1024 * 1024,
+            }),
+            /** Requests per session: token bucket refilled at this rate... */
+            session_requests_per_second: Type.Number({
+              exclusiveMinimum: 0,
+              maximum: 1_000_000,
+              default: 20,
+            }),
+            /** ...holding at most this many (a burst). */
+            session_request_burst: Type.Integer({ minimum: 1, maximum: 1_000_000, default: 100 }),
+          },
+          { additionalProperties: false, default: {} },
+        ),
       },
       { additionalProperties: false },
     ),

@@ -190,7 +190,7 @@ export async function startProxySide(o: {
   proxyClient: { certPem: string; keyPem: string };
   proxyServer: { certPem: string; keyPem: string };
   resources: MemorySource;
-  overrides?: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit" | "trustedProxies">>;
+  overrides?: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit" | "trustedProxies" | "limits">>;
 }): Promise<{
   proxy: ProxyServer;
   authApi: GrpcAuthApi;
@@ -253,7 +253,7 @@ export async function startProxySide(o: {
 }
 
 export async function startProxyFixture(
-  overrides: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit" | "trustedProxies">> = {},
+  overrides: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit" | "trustedProxies" | "limits">> = {},
   authOptions: AuthSideOptions = {},
 ): Promise<ProxyFixture> {
   const side = await startAuthSide(authOptions);

@@ -43,6 +43,8 @@ const proxy = await startProxyServer({
     serverVersion: "0.1.0",
     clientVersionPolicy: { minimum: "0.1.0", recommended: "0.1.0" },
     oidcIssuerUrl: cfg.publicUrl,
+    // The benchmark measures capacity: one user opens every terminal.
+    limits: { ...proxyDefaults.limits, terminalsPerUser: 100_000, terminalsPerProxy: 100_000 },
   },
   tls: { certPem: cfg.serverCertPem, keyPem: cfg.serverKeyPem },
   authApi,

@@ -19,6 +19,7 @@ import { loginRateLimitPlugin } from "./plugins/login-rate-limit.ts";
 import { openApiPlugin, openApiRoute } from "./plugins/openapi.ts";
 import { computeSecurityHeaders, securityHeadersPlugin } from "./plugins/security-headers.ts";
 import { sessionPlugin } from "./plugins/session.ts";
+import { sessionRateLimitPlugin } from "./plugins/session-rate-limit.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { listRoutes } from "./routes/lists.ts";
 import { loginRoutes } from "./routes/login.ts";
@@ -95,6 +96,11 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   });
   await app.register(sessionPlugin);
   await app.register(loginRateLimitPlugin, deps.config.rateLimit);
+  // Before the OpenAPI plugin and the routes: it adds the 429 to session routes as they are added.
+  await app.register(sessionRateLimitPlugin, {
+    perSecond: deps.config.limits.sessionRequestsPerSecond,
+    burst: deps.config.limits.sessionRequestBurst,
+  });
   await app.register(openApiPlugin, { publicUrl: deps.config.publicUrl, version: deps.config.serverVersion });
 
   await app.register(publicRoutes);

@@ -17,6 +17,20 @@ export interface ProxyRateLimit {
   windowMs: number;
 }
 
+/** Limits that protect the platform (`proxy.limits.*`); per proxy replica, in memory. */
+export interface ProxyLimits {
+  /** browser terminals one user may have open at once */
+  terminalsPerUser: number;
+  /** browser terminals this proxy holds open at once */
+  terminalsPerProxy: number;
+  /** largest WebSocket message a browser may send; the terminal closes with 1009 above it */
+  wsMessageBytes: number;
+  /** requests per session: token bucket refill rate */
+  sessionRequestsPerSecond: number;
+  /** requests per session: bucket size (burst) */
+  sessionRequestBurst: number;
+}
+
 export interface ProxyConfig {
   /** Address to bind, e.g. 0.0.0.0 (127.0.0.1 in tests). */
   listenHost: string;
@@ -40,6 +54,7 @@ export interface ProxyConfig {
    * for rate limits and audit). Empty: the TCP peer is the client.
    */
   trustedProxies: string[];
+  limits: ProxyLimits;
 }
 
 export interface ProxyTls {
@@ -59,6 +74,13 @@ export const proxyDefaults = {
   bodyLimit: 64 * 1024,
   rateLimit: { perAddress: 20, perUsername: 10, windowMs: 60_000 },
   trustedProxies: [] as string[],
+  limits: {
+    terminalsPerUser: 32,
+    terminalsPerProxy: 1000,
+    wsMessageBytes: 1024 * 1024,
+    sessionRequestsPerSecond: 20,
+    sessionRequestBurst: 100,
+  } as ProxyLimits,
 } satisfies Partial<ProxyConfig>;
 
 /** The WebAuthn relying-party id and origin follow from the public address. */
@@ -75,7 +97,19 @@ export function relyingParty(config: Pick<ProxyConfig, "publicUrl" | "clusterNam
 export function proxyConfigFrom(
   file: {
     cluster_name: string;
-    proxy: { listen_addr: string; public_addr: string; oidc_issuer_url: string; trusted_proxies?: string[] };
+    proxy: {
+      listen_addr: string;
+      public_addr: string;
+      oidc_issuer_url: string;
+      trusted_proxies?: string[];
+      limits?: {
+        terminals_per_user: number;
+        terminals_per_proxy: number;
+        ws_message_bytes: number;
+        session_requests_per_second: number;
+        session_request_burst: number;
+      };
+    };
     client_tools: { min_version: string; recommended_version: string };
   },
   serverVersion: string,
@@ -97,5 +131,28 @@ export function proxyConfigFrom(
     },
     oidcIssuerUrl: file.proxy.oidc_issuer_url,
     trustedProxies: [...(file.proxy.trusted_proxies ?? [])],
+    limits: limitsFrom(file.proxy.limits),
+  };
+}
+
+/** `proxy.limits` of the config file (checked, defaults filled) -> ProxyLimits. */
+function limitsFrom(
+  l:
+    | {
+        terminals_per_user: number;
+        terminals_per_proxy: number;
+        ws_message_bytes: number;
+        session_requests_per_second: number;
+        session_request_burst: number;
+      }
+    | undefined,
+): ProxyLimits {
+  if (l === undefined) return { ...proxyDefaults.limits };
+  return {
+    terminalsPerUser: l.terminals_per_user,
+    terminalsPerProxy: l.terminals_per_proxy,
+    wsMessageBytes: l.ws_message_bytes,
+    sessionRequestsPerSecond: l.session_requests_per_second,
+    sessionRequestBurst: l.session_request_burst,
   };
 }

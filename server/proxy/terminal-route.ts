@@ -4,15 +4,16 @@
 // login not granted, node offline) is refused with an error frame before any SSH starts; then the
 // proxy dials the node with an ephemeral key and a short-lived certificate from auth, trusting the
 // node only through its host certificate, and bridges.
-import websocket from "@fastify/websocket";
+import websocket, { type WebsocketPluginOptions } from "@fastify/websocket";
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply, FastifyRequest } from "fastify";
-import type { WebSocket } from "ws";
+import WebSocket from "ws";
 import { generateSshKeyPair } from "../../core/certs/ssh-keys.ts";
 import type { Clock } from "../../core/clock.ts";
 import {
   AccessDeniedError,
   BadParameterError,
+  LimitExceededError,
   NotAuthenticatedError,
   UnavailableError,
 } from "../../core/errors.ts";
@@ -44,8 +45,10 @@ export interface TerminalRouteOptions {
   /** SSH handshake budget per node dial */
   connectTimeoutMs?: number;
   limits?: BridgeLimits;
-  /** largest WebSocket message accepted from a browser */
+  /** largest WebSocket message accepted from a browser (default: proxy.limits.ws_message_bytes) */
   maxMessageBytes?: number;
+  /** open terminals per user and per proxy (default: from proxy.limits) */
+  slots?: TerminalSlots;
   /** bytes of input kept while the SSH connection is being set up */
   maxEarlyBytes?: number;
   /** sees every bridged session's live counters (metrics, tests) */
@@ -84,11 +87,91 @@ export function requireReachable(node: NodeInfo): NodeInfo {
   return node;
 }
 
+/**
+ * Open terminals per user and in all (`proxy.limits.terminals_per_user` / `terminals_per_proxy`).
+ * A slot is taken before the upgrade and freed when the connection's socket closes, however the
+ * terminal ended (exit, browser gone, refusal, failed upgrade).
+ */
+export class TerminalSlots {
+  #total = 0;
+  readonly #perUser = new Map<string, number>();
+  readonly perUser: number;
+  readonly perProxy: number;
+
+  constructor(limits: { perUser: number; perProxy: number }) {
+    this.perUser = limits.perUser;
+    this.perProxy = limits.perProxy;
+  }
+
+  /** Takes a slot for `user` or throws 429; the answer frees it (only the first call counts). */
+  take(user: string): () => void {
+    const mine = this.#perUser.get(user) ?? 0;
+    if (mine >= this.perUser) {
+      throw new LimitExceededError(
+        `too many terminals open: ${mine} of ${this.perUser} allowed per user; close one and try again`,
+      );
+    }
+    if (this.#total >= this.perProxy) {
+      throw new LimitExceededError(
+        `too many terminals open on this proxy (${this.perProxy}); try again later`,
+      );
+    }
+    this.#total++;
+    this.#perUser.set(user, mine + 1);
+    let freed = false;
+    return () => {
+      if (freed) return;
+      freed = true;
+      this.#total--;
+      const left = (this.#perUser.get(user) ?? 1) - 1;
+      if (left > 0) this.#perUser.set(user, left);
+      else this.#perUser.delete(user);
+    };
+  }
+
+  get open(): number {
+    return this.#total;
+  }
+
+  openFor(user: string): number {
+    return this.#perUser.get(user) ?? 0;
+  }
+}
+
+/** ws closes an over-size message with 1009 but no reason; this one says what happened. */
+class TerminalSocket extends WebSocket {
+  override close(code?: number, reason?: string | Buffer): void {
+    super.close(code, reason ?? (code === 1009 ? "message too big" : undefined));
+  }
+}
+
 export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
   const limits = opts.limits ?? defaultBridgeLimits;
   const maxEarly = opts.maxEarlyBytes ?? 64 * 1024;
   return async (app: FastifyInstance) => {
-    await app.register(websocket, { options: { maxPayload: opts.maxMessageBytes ?? 64 * 1024 } });
+    const configured = app.proxyConfig.limits;
+    const slots =
+      opts.slots ??
+      new TerminalSlots({ perUser: configured.terminalsPerUser, perProxy: configured.terminalsPerProxy });
+    await app.register(websocket, {
+      // @types/ws types this option as the module itself (statics included); a subclass is what
+      // ws takes at run time.
+      options: {
+        maxPayload: opts.maxMessageBytes ?? configured.wsMessageBytes,
+        WebSocket: TerminalSocket,
+      } as unknown as WebsocketPluginOptions["options"],
+      // ws has already started the close handshake with the right code (1009 for an over-size
+      // message) when it reports a protocol error: let the handshake finish instead of cutting
+      // the connection, so the browser learns why.
+      errorHandler: (error, socket, request) => {
+        if ((error as { code?: unknown }).code?.toString().startsWith("WS_ERR_")) {
+          request.log.info({ err: error.message }, "terminal closed: WebSocket protocol error");
+          return;
+        }
+        request.log.warn({ err: error.message }, "terminal socket error");
+        socket.terminate();
+      },
+    });
     const publicOrigin = new URL(app.proxyConfig.publicUrl).origin;
 
     async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
@@ -162,7 +245,19 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
       {
         websocket: true,
         schema: { hide: true, querystring: ConnectQuery },
-        preValidation: async (request, reply) => authenticate(request, reply),
+        preValidation: async (request, reply) => {
+          await app.limitSessionRequests(request, reply);
+          await authenticate(request, reply);
+        },
+        // Last step before the upgrade (the query is valid by now): a plain GET gets its 404
+        // without holding a slot.
+        preHandler: async (request) => {
+          if (!request.ws) return;
+          const socket = request.raw.socket;
+          const release = slots.take(sessionOf(request).info.username);
+          if (socket.destroyed) release();
+          else socket.once("close", release);
+        },
       },
       (socket: WebSocket, request) => {
         const q = request.query as ConnectQuery;
