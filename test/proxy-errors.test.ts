@@ -195,6 +195,8 @@ describe("the framework's own errors use the error body and are declared", () =>
       ["GET", "/v1/webapi/logout", "POST"],
       ["DELETE", "/v1/webapi/session", "GET, HEAD"],
       ["POST", "/v1/webapi/mfa/devices/abc", "DELETE"],
+      // fastify reads a QUERY's body before routing and wants a Content-Type: still 405.
+      ["QUERY", "/v1/webapi/users", "GET, HEAD"],
     ] as const) {
       const res = await fx.client.send({ method, path, headers: bearer });
       expectErrorBody(res, 405, "method_not_allowed");

@@ -29,10 +29,11 @@ export const commonErrors = [400, 413, 414, 415, 431, 500, 503];
 export const Timestamp = Type.String({ format: "date-time", description: "RFC 3339" });
 
 // One paging policy with gRPC (docs/web-api.md "Lists and paging"): refused, never clamped.
+export const DEFAULT_LIMIT = 50;
 export const Limit = Type.Integer({
   minimum: 1,
   maximum: 500,
-  default: 50,
+  default: DEFAULT_LIMIT,
   description: "page size, 1..500, default 50 (0, negative or above 500: 400 bad_parameter)",
 });
 /** The gRPC field is an int32: a larger offset would wrap around instead of failing. */
@@ -58,6 +59,9 @@ const Attachment = Type.Union([Type.Literal("platform"), Type.Literal("cross-pla
 const Transport = Type.Union(
   ["ble", "cable", "hybrid", "internal", "nfc", "smart-card", "usb"].map((t) => Type.Literal(t)),
 );
+
+/** The challenge ids auth hands out and accepts (server/auth/webauthn.ts). */
+export const ChallengeId = Type.String({ pattern: "^[A-Za-z0-9_-]{1,64}$" });
 
 /** For routes that take a session: OpenAPI security requirement. */
 export const sessionSecurity: { security: Array<Record<string, string[]>> } = {

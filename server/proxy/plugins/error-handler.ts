@@ -2,7 +2,7 @@
 // the framework's own answers: unknown routes (404), a known path with another method (405 with
 // Allow), over-long URLs (414), requests arriving while the proxy closes (503).
 import type { IncomingMessage } from "node:http";
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";
 import { UnavailableError } from "../../../core/errors.ts";
 import { errorBody, HttpError, mapError } from "../http-errors.ts";
@@ -40,6 +40,13 @@ function drainBody(raw: IncomingMessage): Promise<boolean> {
     raw.resume();
   });
 }
+
+const BODY_ERRORS_OF_NO_ROUTE = new Set([
+  "FST_ERR_ROUTE_MISSING_CONTENT_TYPE",
+  "FST_ERR_CTP_INVALID_MEDIA_TYPE",
+  "FST_ERR_CTP_INVALID_JSON_BODY",
+  "FST_ERR_CTP_EMPTY_JSON_BODY",
+]);
 
 /** Route patterns ("/a/:id") per method, to tell 405 from 404. */
 class RouteTable {
@@ -87,18 +94,8 @@ export const errorHandlerPlugin = fp(
       }
     });
 
-    app.setErrorHandler(async (err, request, reply) => {
-      const mapped = mapError(err);
-      if (mapped.internal) request.log.error({ err }, "request failed");
-      else request.log.info({ code: mapped.body.error.code, status: mapped.status }, "request refused");
-      // fastify closes the connection after a refused body; with the rest read, it may stay open.
-      if (!request.raw.complete && !request.raw.destroyed && (await drainBody(request.raw))) {
-        reply.removeHeader("connection");
-      }
-      return reply.code(mapped.status).type("application/json; charset=utf-8").send(mapped.body);
-    });
-
-    app.setNotFoundHandler((request, reply) => {
+    /** 404 for an unknown path; 405 with Allow for a known path and another method. */
+    const notFound = (request: FastifyRequest, reply: FastifyReply) => {
       const path = request.url.split("?")[0] ?? "";
       const allowed = table.methodsFor(path);
       if (allowed.length > 0) {
@@ -112,7 +109,28 @@ export const errorHandlerPlugin = fp(
         .code(404)
         .type("application/json; charset=utf-8")
         .send(errorBody("not_found", `no route for ${request.method} ${path}`));
+    };
+
+    app.setErrorHandler(async (err, request, reply) => {
+      // fastify reads the body of a request no route takes before its not-found handler (a
+      // QUERY without Content-Type fails there): the method or path is what is wrong, not the body.
+      if (request.is404 && BODY_ERRORS_OF_NO_ROUTE.has((err as { code?: string }).code ?? "")) {
+        if (!request.raw.complete && !request.raw.destroyed && (await drainBody(request.raw))) {
+          reply.removeHeader("connection");
+        }
+        return notFound(request, reply);
+      }
+      const mapped = mapError(err);
+      if (mapped.internal) request.log.error({ err }, "request failed");
+      else request.log.info({ code: mapped.body.error.code, status: mapped.status }, "request refused");
+      // fastify closes the connection after a refused body; with the rest read, it may stay open.
+      if (!request.raw.complete && !request.raw.destroyed && (await drainBody(request.raw))) {
+        reply.removeHeader("connection");
+      }
+      return reply.code(mapped.status).type("application/json; charset=utf-8").send(mapped.body);
     });
+
+    app.setNotFoundHandler(notFound);
   },
   { name: "svc-error-handler" },
 );

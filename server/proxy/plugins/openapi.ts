@@ -4,6 +4,31 @@ import swagger from "@fastify/swagger";
 import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
 
+/**
+ * Route schema key for a body that may be left out. @fastify/swagger marks every request body
+ * required (fastify needs one when a body schema exists, unless the route fills it in itself),
+ * and copies `x-` keys onto the operation: the document is corrected from this mark.
+ */
+export const BODY_OPTIONAL = "x-body-optional";
+
+declare module "fastify" {
+  interface FastifySchema {
+    "x-body-optional"?: boolean;
+  }
+}
+
+type Operation = { requestBody?: { required?: boolean }; [BODY_OPTIONAL]?: boolean };
+
+function markOptionalBodies(doc: { paths?: Record<string, Record<string, Operation>> }): void {
+  for (const ops of Object.values(doc.paths ?? {})) {
+    for (const op of Object.values(ops)) {
+      if (!op[BODY_OPTIONAL]) continue;
+      delete op[BODY_OPTIONAL];
+      if (op.requestBody) op.requestBody.required = false;
+    }
+  }
+}
+
 export interface OpenApiOptions {
   publicUrl: string;
   version: string;
@@ -22,6 +47,11 @@ export const openApiPlugin = fp(
             cookie: { type: "apiKey", in: "cookie", name: "__Host-svc_session" },
           },
         },
+      },
+      transformObject: (documents) => {
+        const doc = "openapiObject" in documents ? documents.openapiObject : documents.swaggerObject;
+        markOptionalBodies(doc as Parameters<typeof markOptionalBodies>[0]);
+        return doc;
       },
     });
   },

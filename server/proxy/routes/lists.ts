@@ -5,7 +5,15 @@ import type { FastifyInstance } from "fastify";
 import { BadParameterError } from "../../../core/errors.ts";
 import type { AuditEventInfo, NodeInfo, RecordingInfo, RoleInfo, UserInfo } from "../auth-client.ts";
 import { sessionOf } from "../plugins/session.ts";
-import { commonErrors, errorResponses, Limit, Offset, sessionSecurity, Timestamp } from "../schemas.ts";
+import {
+  commonErrors,
+  DEFAULT_LIMIT,
+  errorResponses,
+  Limit,
+  Offset,
+  sessionSecurity,
+  Timestamp,
+} from "../schemas.ts";
 
 // Query strings: unknown parameters are ignored (links and clients may carry their own), and an
 // empty value is no filter (a form's blank field), for filters and times alike.
@@ -13,9 +21,11 @@ const Filter = Type.String({ maxLength: 256, description: "exact match; empty = 
 const TimeBound = (description: string) =>
   Type.Union([Timestamp, Type.Literal("")], { description: `${description}; empty = none` });
 
+// limit and offset are optional (their defaults fill in), so the OpenAPI document does not call
+// them required.
 const RecordingsQuery = Type.Object({
-  limit: Limit,
-  offset: Offset,
+  limit: Type.Optional(Limit),
+  offset: Type.Optional(Offset),
   user: Type.Optional(Filter),
   protocol: Type.Optional(Filter),
 });
@@ -25,8 +35,8 @@ const AuditQuery = Type.Object({
   user: Type.Optional(Filter),
   start_time: Type.Optional(TimeBound("RFC 3339, inclusive: events at or after it")),
   end_time: Type.Optional(TimeBound("RFC 3339, exclusive: events before it")),
-  limit: Limit,
-  offset: Offset,
+  limit: Type.Optional(Limit),
+  offset: Type.Optional(Offset),
 });
 
 const nonEmpty = (v: string | undefined): string | undefined => (v === "" ? undefined : v);
@@ -133,8 +143,8 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
     async (request) => {
       const q = request.query;
       const page = await app.authApi.listRecordings(sessionOf(request).sessionId, {
-        limit: q.limit,
-        offset: q.offset,
+        limit: q.limit ?? DEFAULT_LIMIT,
+        offset: q.offset ?? 0,
         user: nonEmpty(q.user),
         protocol: nonEmpty(q.protocol),
       });
@@ -207,8 +217,8 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
         throw new BadParameterError("start_time is after end_time");
       }
       const page = await app.authApi.searchAudit(sessionOf(request).sessionId, {
-        limit: q.limit,
-        offset: q.offset,
+        limit: q.limit ?? DEFAULT_LIMIT,
+        offset: q.offset ?? 0,
         type: nonEmpty(q.type),
         user: nonEmpty(q.user),
         start,

@@ -10,6 +10,7 @@ import { withRetryAfter } from "../plugins/login-rate-limit.ts";
 import { sessionOf } from "../plugins/session.ts";
 import {
   AssertionCredential,
+  ChallengeId,
   commonErrors,
   ErrorBody,
   errorResponses,
@@ -21,7 +22,8 @@ import { clearSessionCookies, setSessionCookies } from "../session-cookies.ts";
 
 const LoginBody = Type.Object(
   {
-    username: Type.String({ minLength: 1, maxLength: 256 }),
+    // What auth accepts as a login name (server/auth/login.ts): no control characters, no "/".
+    username: Type.String({ minLength: 1, maxLength: 253, pattern: "^[^\\u0000-\\u001f\\u007f/]+$" }),
     password: Type.String({ minLength: 1, maxLength: 1024 }),
   },
   { additionalProperties: false },
@@ -64,7 +66,7 @@ const BeginBody = Type.Object(
 );
 
 const FinishBody = Type.Object(
-  { challenge_id: Type.String({ minLength: 1, maxLength: 256 }), credential: AssertionCredential },
+  { challenge_id: ChallengeId, credential: AssertionCredential },
   { additionalProperties: false },
 );
 

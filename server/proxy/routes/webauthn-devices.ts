@@ -7,6 +7,7 @@ import { relyingParty } from "../config.ts";
 import { sessionOf } from "../plugins/session.ts";
 import {
   AttestationCredential,
+  ChallengeId,
   commonErrors,
   errorResponses,
   sessionSecurity,
@@ -18,7 +19,7 @@ const BeginBody = Type.Object({}, { additionalProperties: false });
 const BeginResult = Type.Object({ challenge_id: Type.String(), webauthn: WebAuthnCreationOptions });
 const FinishBody = Type.Object(
   {
-    challenge_id: Type.String({ minLength: 1, maxLength: 256 }),
+    challenge_id: ChallengeId,
     device_name: Type.String({ minLength: 1, maxLength: 64, pattern: "^[^\\u0000-\\u001f]+$" }),
     credential: AttestationCredential,
   },
@@ -30,7 +31,10 @@ const Device = Type.Object({
   added_at: Timestamp,
   last_used_at: Type.Optional(Timestamp),
 });
-const DeviceParams = Type.Object({ id: Type.String({ minLength: 1, maxLength: 256 }) });
+// Credential ids are base64url (auth refuses anything else as malformed).
+const DeviceParams = Type.Object({
+  id: Type.String({ minLength: 1, maxLength: 256, pattern: "^[A-Za-z0-9_-]+$" }),
+});
 
 const deviceView = (d: WebAuthnDevice): Static<typeof Device> => ({
   id: d.id,
@@ -50,11 +54,14 @@ export async function webauthnDeviceRoutes(app: FastifyInstance): Promise<void> 
         tags: ["mfa"],
         ...sessionSecurity,
         body: BeginBody,
+        // The body may be left out (preValidation below); plugins/openapi.ts tells the document (BODY_OPTIONAL).
+        "x-body-optional": true,
         response: { 200: BeginResult, ...errorResponses(401, 403, 409, ...commonErrors) },
       },
-      // No body (or an empty one) is the empty object: a POST without a body must work.
+      // No body (or an empty one) is the empty object: a POST without a body must work. A JSON
+      // `null` is a body, and not an object: the schema refuses it.
       preValidation: async (request) => {
-        request.body ??= {};
+        if (request.body === undefined) request.body = {};
       },
       preHandler: app.requireSession,
     },
