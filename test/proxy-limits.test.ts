@@ -5,12 +5,14 @@
 import { setTimeout as sleep } from "node:timers/promises";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { systemClock } from "../core/clock.ts";
 import { checkConfig, defaultConfig } from "../server/config.ts";
 import { type ProxyConfig, proxyConfigFrom, proxyDefaults } from "../server/proxy/config.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
 import { TokenBuckets } from "../server/proxy/plugins/session-rate-limit.ts";
 import { type ProxyServer, startProxyServer } from "../server/proxy/server.ts";
-import { TerminalSlots } from "../server/proxy/terminal-route.ts";
+import { GrpcTerminalAuthApi } from "../server/proxy/terminal-auth.ts";
+import { TerminalSlots, terminalRoutes } from "../server/proxy/terminal-route.ts";
 import {
   type AuthSide,
   PASSWORD,
@@ -89,16 +91,19 @@ describe("requests per session (REST)", () => {
   let side: AuthSide;
   let proxy: ProxyServer;
   let authApi: GrpcAuthApi;
+  let terminalAuth: GrpcTerminalAuthApi;
   let client: HttpsClient;
 
   beforeAll(async () => {
     side = await startAuthSide();
-    authApi = new GrpcAuthApi({
+    const grpc = {
       address: side.auth.address,
       caPems: [side.hostCaPem],
       certPem: side.proxyClient.certPem,
       keyPem: side.proxyClient.keyPem,
-    });
+    };
+    authApi = new GrpcAuthApi(grpc);
+    terminalAuth = new GrpcTerminalAuthApi(grpc);
     const config: ProxyConfig = {
       ...proxyDefaults,
       listenHost: "127.0.0.1",
@@ -118,12 +123,14 @@ describe("requests per session (REST)", () => {
       logger: pino({ level: process.env.SVC_TEST_LOG_LEVEL ?? "silent" }),
       ready: () => true,
       resources: side.source,
+      routes: [terminalRoutes({ terminalAuth, clock: systemClock })],
     });
     client = new HttpsClient(proxy.url, side.hostCaPem, PUBLIC_HOST);
   }, 60_000);
   afterAll(async () => {
     await proxy?.close();
     authApi?.close();
+    terminalAuth?.close();
     await side?.close();
   });
 
@@ -159,7 +166,30 @@ describe("requests per session (REST)", () => {
     await sleep(wait * 1000);
     expect((await client.send({ path: "/v1/webapi/session", headers: alice })).status).toBe(200);
     expect((await client.send({ path: "/v1/webapi/session", headers: alice })).status).toBe(429);
+    // The terminal upgrade spends the same budget: refused before the upgrade.
+    const upgrade = await openTerminal({
+      baseUrl: proxy.url,
+      caPem: side.hostCaPem,
+      servername: PUBLIC_HOST,
+      query: { node: "any" },
+      headers: alice,
+    });
+    expect(upgrade).toMatchObject({ kind: "refused", status: 429 });
   }, 30_000);
+
+  it("counts a session carried by the cookie the same way", async () => {
+    const res = await client.send({
+      method: "POST",
+      path: "/v1/webapi/login",
+      body: { username: USERS.mfa, password: PASSWORD },
+    });
+    const cookie = { cookie: res.setCookies.map((l) => l.split(";")[0]).join("; ") };
+    const statuses: number[] = [];
+    for (let i = 0; i < 6; i++) {
+      statuses.push((await client.send({ path: "/v1/webapi/session", headers: cookie })).status);
+    }
+    expect(statuses).toEqual([200, 200, 200, 200, 200, 429]);
+  });
 
   it("declares the 429 on every route taking a session, and only there", async () => {
     const doc = (await client.send({ path: "/v1/webapi/openapi.json" })).json as {
