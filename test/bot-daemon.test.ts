@@ -1,18 +1,23 @@
 // `svcd bot` (runBot) against a real auth: it bootstraps with the token, renews at a fraction
 // of the TTL, writes its outputs atomically, keeps retrying while auth is down and renews once
 // auth is back on the same address; a restarted bot continues from its folder without a token.
-// Its SSH certificate from the folder logs in to a real sshd.
+// Its SSH certificate from the folder logs in to a real sshd. Every retry of one renewal sends
+// the same new keys (saved in the folder first), so a renewal whose answer was lost (auth
+// committed it) is retried after a restart and gets that generation again instead of a lock.
 import { execFile } from "node:child_process";
+import { X509Certificate } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSshCertificate } from "../core/certs/ssh-cert.ts";
-import { verifyX509Leaf } from "../core/certs/x509.ts";
+import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
+import { generateEcdsaP256, privateKeyToPem, verifyX509Leaf } from "../core/certs/x509.ts";
 import { systemClock } from "../core/clock.ts";
 import type { AgentIdentity } from "../core/resources/index.ts";
 import { caPin } from "../server/agent/ca-pin.ts";
-import { OUTPUT_FILES, STATE_FILE } from "../server/bot/files.ts";
+import { agentMetadata, callUnary } from "../server/auth/client.ts";
+import { OUTPUT_FILES, readState, STATE_FILE, writeState } from "../server/bot/files.ts";
 import { runBot } from "../server/bot/main.ts";
 import { addBot, type MachineEnv, startMachineEnv } from "./bot-fixture.ts";
 import { type RunningSshd, startSshd } from "./harness/sshd.ts";
@@ -145,9 +150,16 @@ describe("svcd bot", () => {
     expect(settled).toBe(false);
     const retries = warnings.slice(warned).filter((m) => m === "renewal failed; retrying").length;
     expect(retries).toBeGreaterThanOrEqual(2);
+    // The keys of the renewal it keeps retrying were saved before the first attempt.
+    const pending = (await readState(outDir))?.pendingKeys;
+    expect(pending?.tlsPublicPem).toContain("PUBLIC KEY");
     await env.startAuth();
     await until(() => latest() > before, 45_000, "a renewal after auth came back");
     expect(settled).toBe(false);
+    // Every attempt sent those keys: the certificate that came back is for them.
+    const cert = new X509Certificate(await readFile(join(outDir, OUTPUT_FILES.tlsCert), "utf8"));
+    expect(cert.publicKey.export({ type: "spki", format: "pem" }).toString()).toBe(pending?.tlsPublicPem);
+    expect((await readState(outDir))?.pendingKeys).toBeUndefined();
   });
 
   it("a restarted bot continues from its folder without a token", async () => {
@@ -157,5 +169,43 @@ describe("svcd bot", () => {
     running = start();
     await until(() => latest() > before, 45_000, "a renewal by the restarted bot");
     expect(latest()).toBe(before + 1);
+  });
+
+  it("a renewal committed but never answered is retried with the same keys: same generation, no lock", async () => {
+    aborts.at(-1)?.abort();
+    await running;
+    const state = await readState(outDir);
+    if (!state) throw new Error("no bot state");
+    // What the bot saves before a renewal; then auth commits it and the answer is lost.
+    const ssh = generateSshKeyPair("ed25519");
+    const tls = generateEcdsaP256();
+    const pendingKeys = {
+      sshPrivateOpenSsh: ssh.privateOpenSsh,
+      sshPublicLine: ssh.publicLine,
+      tlsKeyPem: privateKeyToPem(tls.privateKey),
+      tlsPublicPem: tls.publicKey.export({ type: "spki", format: "pem" }).toString(),
+    };
+    await writeState(outDir, { ...state, pendingKeys });
+    const lost = await callUnary(
+      env.clientWith({ certPem: state.tlsCertificatePem, keyPem: state.tlsKeyPem }),
+      "RenewAgentIdentity",
+      {
+        name: state.name,
+        renewal_token: state.renewalToken,
+        generation: state.generation,
+        ssh_public_key: pendingKeys.sshPublicLine,
+        tls_public_key_pem: pendingKeys.tlsPublicPem,
+      },
+      agentMetadata(state.name),
+    );
+    expect(lost.generation).toBe(state.generation + 1);
+    const before = latest();
+    running = start();
+    await until(() => latest() > before + 1, 45_000, "two renewals after the lost answer");
+    // The retry got the committed generation again, and the bot went on from there.
+    expect(generations.slice(-2)).toEqual([state.generation + 1, state.generation + 2]);
+    expect(settled).toBe(false);
+    const stored = (await env.backend.get("bots/daemon")).value as { locked: boolean };
+    expect(stored.locked).toBe(false);
   });
 });

@@ -1,6 +1,8 @@
 // Bots over the real auth server (TLS 1.3, real gRPC clients): admin creation, one-time
 // bootstrap, renewal by the bot's own certificate and credential, the stale-generation lock with
-// its audit event, one winner among concurrent renewals, and the bot's SSH certificate at a real sshd.
+// its audit event, one winner among concurrent renewals, a renewal retried after a lost answer
+// (same keys: the generation issued again; other keys: locked), and the bot's SSH certificate at a
+// real sshd.
 import { execFile } from "node:child_process";
 import { X509Certificate } from "node:crypto";
 import { chmod, writeFile } from "node:fs/promises";
@@ -57,9 +59,12 @@ async function bootstrap(token: string): Promise<Held> {
   return { creds, ssh: k.ssh, tlsKeyPem: k.tlsKeyPem };
 }
 
-/** Renews as the holder of `held` (its certificate and credential), with fresh keys. */
-function renew(held: Held, override: { generation?: number; token?: string } = {}): Promise<Held> {
-  const k = freshKeys();
+/** Renews as the holder of `held` (its certificate and credential), with fresh keys unless given. */
+function renew(
+  held: Held,
+  override: { generation?: number; token?: string; keys?: ReturnType<typeof freshKeys> } = {},
+): Promise<Held> {
+  const k = override.keys ?? freshKeys();
   const client = env.clientWith({ certPem: held.creds.tls_certificate_pem, keyPem: held.tlsKeyPem });
   return callUnary(
     client,
@@ -270,6 +275,76 @@ describe("BootstrapAgentIdentity and RenewAgentIdentity", () => {
     }
     const state = await env.backend.get("bots/racer");
     expect((state.value as { current: { generation: number } }).current.generation).toBe(2);
+  });
+
+  it("a renewal retried after a lost answer, with the same keys, gets the same generation again", async () => {
+    const t = await addBot(env, { name: "retrier", roles: ["bot-ssh"] });
+    const start = await bootstrap(t);
+    const keys = freshKeys();
+    const lost = await renew(start, { keys }); // committed; the bot never hears of it
+    const again = await renew(start, { keys });
+    expect(again.creds.generation).toBe(2);
+    expect(again.creds.renewal_token).toMatch(/^2\./);
+    expect(again.creds.renewal_token).not.toBe(lost.creds.renewal_token);
+    expect(parseSshCertificate(again.creds.ssh_certificate).keyId).toBe("bot:retrier:gen:2");
+    const spki = (pem: string) =>
+      new X509Certificate(pem).publicKey.export({ type: "spki", format: "pem" }).toString();
+    expect(spki(again.creds.tls_certificate_pem)).toBe(keys.tlsPublicPem);
+    const admin = userMetadata(await env.adminSession());
+    const list = await callUnary(env.client, "ListAgentIdentities", {}, admin);
+    expect(list.identities.find((i) => i.name === "retrier")).toMatchObject({ locked: false, generation: 2 });
+    const renews = await audit("bot.renew", "bot:retrier");
+    expect(JSON.parse(renews.items[0]?.fields_json ?? "{}")).toMatchObject({ generation: 2, reissued: 1 });
+    expect((await audit("bot.locked", "bot:retrier")).total_count).toBe(0);
+    // What the retry got works: the next renewal advances.
+    expect((await renew(again)).creds.generation).toBe(3);
+  });
+
+  it("the previous generation with other keys is still a stolen copy: locked and audited", async () => {
+    const t = await addBot(env, { name: "retrier-copy", roles: ["bot-ssh"] });
+    const start = await bootstrap(t);
+    await renew(start); // the real bot moves to 2 with its new keys
+    const copy = await statusOf(renew(start)); // a copy of generation 1 asks for its own keys
+    expect(copy).toMatchObject({
+      code: status.PERMISSION_DENIED,
+      details: expect.stringContaining("locked"),
+    });
+    const events = await audit("bot.locked", "bot:retrier-copy");
+    expect(JSON.parse(events.items[0]?.fields_json ?? "{}")).toMatchObject({
+      presented_generation: 1,
+      current_generation: 2,
+    });
+  });
+
+  it("after a re-issue, the superseded credential of that generation locks the bot", async () => {
+    // A copy that knows the new public keys gets certificates it cannot use (no private keys);
+    // when the real bot then presents what it was first given, the bot is locked.
+    const t = await addBot(env, { name: "retrier-first", roles: ["bot-ssh"] });
+    const start = await bootstrap(t);
+    const keys = freshKeys();
+    const first = await renew(start, { keys });
+    await renew(start, { keys });
+    const later = await statusOf(renew(first));
+    expect(later).toMatchObject({
+      code: status.PERMISSION_DENIED,
+      details: expect.stringContaining("superseded credential of generation 2"),
+    });
+    expect((await audit("bot.locked", "bot:retrier-first")).total_count).toBe(1);
+  });
+
+  it("a retry needs the previous generation's client certificate", async () => {
+    const t = await addBot(env, { name: "retrier-cert", roles: ["bot-ssh"] });
+    const start = await bootstrap(t);
+    const keys = freshKeys();
+    const first = await renew(start, { keys });
+    // The gen-1 credential over the gen-2 certificate: not how the renewal was made.
+    const mixed = await statusOf(
+      renew(
+        { ...first, creds: { ...first.creds, renewal_token: start.creds.renewal_token, generation: 1 } },
+        { keys },
+      ),
+    );
+    expect(mixed.code).toBe(status.UNAUTHENTICATED);
   });
 
   it("a deleted bot no longer renews", async () => {

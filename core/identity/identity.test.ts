@@ -4,6 +4,7 @@ import {
   advanceGenerations,
   GENERATION_HISTORY,
   judgeRenewal,
+  MAX_REISSUES,
   type StoredGenerations,
 } from "./generation.ts";
 import { newRenewalCredential, parseRenewalCredential, renewalSecretHash } from "./renewal-credential.ts";
@@ -60,6 +61,34 @@ describe("judgeRenewal", () => {
     for (let g = 2; g <= 20; g++) s = advanceGenerations(s, issued(g).record);
     expect(s.history).toHaveLength(GENERATION_HISTORY);
     expect(s.history[0]?.generation).toBe(19);
+  });
+  it("issues a generation again to a retry of its renewal with the same keys, at most MAX_REISSUES times", () => {
+    // g3 was renewed from g2 for the keys "K".
+    let s: StoredGenerations = advanceGenerations({ current: g1.record, history: [] }, g2.record);
+    const fromG2 = present(g2.token);
+    s = advanceGenerations(s, { ...g3.record, renewed_from: fromG2.secretHash, keys_fingerprint: "K" });
+    expect(judgeRenewal(s, { ...fromG2, keysFingerprint: "K" })).toEqual({ kind: "retry" });
+    // Other keys: a copy of generation 2.
+    expect(judgeRenewal(s, { ...fromG2, keysFingerprint: "L" })).toEqual({
+      kind: "stale",
+      presented: 2,
+      current: 3,
+    });
+    expect(judgeRenewal(s, fromG2)).toEqual({ kind: "stale", presented: 2, current: 3 });
+    // Older generations never retry, whatever the keys.
+    expect(judgeRenewal(s, { ...present(g1.token), keysFingerprint: "K" })).toMatchObject({ kind: "stale" });
+    // A re-issue supersedes the record: presenting the superseded one is a copy.
+    for (let n = 1; n <= MAX_REISSUES; n++) {
+      const again = issued(3);
+      s = advanceGenerations(s, { ...s.current, secret_hash: again.record.secret_hash, reissues: n });
+      expect(judgeRenewal(s, present(again.token))).toEqual({ kind: "current" });
+    }
+    expect(judgeRenewal(s, present(g3.token))).toEqual({ kind: "stale", presented: 3, current: 3 });
+    expect(judgeRenewal(s, { ...fromG2, keysFingerprint: "K" })).toEqual({
+      kind: "stale",
+      presented: 2,
+      current: 3,
+    });
   });
 });
 

@@ -7,7 +7,10 @@
 //   generation advances by compare-and-swap in the state backend (key bots/<name>), so of two
 //   renewals with the same generation exactly one wins. A credential of an earlier generation
 //   that auth did issue means a copy exists: the bot is locked (renewals and SVIDs refused) and
-//   a bot.locked event is written.
+//   a bot.locked event is written. The exception: the renewal to the current generation asked
+//   again, with its credential, certificate and the same new keys, gets that generation issued
+//   again (its answer was lost in a crash; a copy cannot use certificates for keys it lacks).
+import { createHash } from "node:crypto";
 import type { PeerCertificate } from "node:tls";
 import type { Logger } from "pino";
 import type { Backend, Item } from "../../core/backend/backend.ts";
@@ -91,6 +94,8 @@ export interface BotState extends StoredGenerations {
   name: string;
   /** serial (lower-case hex, no leading zeros) of the current X.509 client certificate */
   tls_serial: string;
+  /** serial of the client certificate the renewal to the current generation came with */
+  renewed_with_tls_serial?: string;
   /** serial of the current SSH certificate ("" when none) */
   ssh_serial: string;
   ssh_key_fingerprint: string;
@@ -138,6 +143,15 @@ function parseKeys(req: { ssh_public_key: string; tls_public_key_pem: string }):
   }
   if (req.tls_public_key_pem === "") throw new BadParameterError("tls_public_key_pem is required");
   return { ssh, tls: publicKeyFromPem(req.tls_public_key_pem) };
+}
+
+/** What a renewal asks to have certified: both public keys, in one hash. */
+function keysFingerprint(keys: ReturnType<typeof parseKeys>): string {
+  const h = createHash("sha256");
+  for (const part of [keys.ssh.blob, keys.tls.export({ type: "spki", format: "der" })]) {
+    h.update(String(part.length)).update(":").update(part);
+  }
+  return h.digest("hex");
 }
 
 interface Issued {
@@ -314,6 +328,7 @@ export class AgentIdentityService implements AgentIdentityHandler {
       );
     const presentedSerial = normalizeSerial(ctx.peerCertificate?.serialNumber ?? "");
     const secretHash = renewalSecretHash(presented.secret);
+    const requestedKeys = keysFingerprint(keys);
     for (let attempt = 0; attempt < MAX_RENEW_ATTEMPTS; attempt++) {
       const { identity, checker } = this.#identity(name);
       const stored = await this.#state(name);
@@ -321,7 +336,11 @@ export class AgentIdentityService implements AgentIdentityHandler {
       const { state, revision } = stored;
       if (state.locked)
         throw new AccessDeniedError(`agent identity ${name} is locked: ${state.locked_reason ?? ""}`);
-      const verdict = judgeRenewal(state, { generation: presented.generation, secretHash });
+      const verdict = judgeRenewal(state, {
+        generation: presented.generation,
+        secretHash,
+        keysFingerprint: requestedKeys,
+      });
       if (verdict.kind === "unknown") {
         await this.#audit("bot.renew", name, false, {
           emitted_by: callerLabel(ctx.caller),
@@ -331,7 +350,10 @@ export class AgentIdentityService implements AgentIdentityHandler {
         throw new NotAuthenticatedError("renewal credential is not valid");
       }
       if (verdict.kind === "stale") {
-        const reason = `generation ${verdict.presented} presented after generation ${verdict.current} was issued`;
+        const reason =
+          verdict.presented === verdict.current
+            ? `a superseded credential of generation ${verdict.presented} presented`
+            : `generation ${verdict.presented} presented after generation ${verdict.current} was issued`;
         const locked: BotState = {
           ...state,
           locked: true,
@@ -355,12 +377,53 @@ export class AgentIdentityService implements AgentIdentityHandler {
         this.#d.logger.warn({ bot: name, reason }, "bot locked: stale renewal credential");
         throw new AccessDeniedError(`agent identity ${name} is locked: ${reason}`);
       }
+      if (verdict.kind === "retry") {
+        // Same checks as the renewal it repeats: the previous generation's certificate.
+        if (presentedSerial === "" || presentedSerial !== state.renewed_with_tls_serial)
+          throw new NotAuthenticatedError("renew with the client certificate of the current generation");
+        const again = await this.#issue(identity, checker, state.current.generation, keys);
+        const record = {
+          ...state.current,
+          secret_hash: again.record.secret_hash,
+          reissues: (state.current.reissues ?? 0) + 1,
+        };
+        const next: BotState = {
+          ...state,
+          // The superseded record goes to the history: whoever presents it later is a copy.
+          ...advanceGenerations(state, record),
+          tls_serial: again.tlsSerial,
+          ssh_serial: again.sshSerial,
+          ssh_key_fingerprint: again.sshFingerprint,
+          last_renewed_at: this.#d.clock.now().toISOString(),
+          cert_expires_at: again.expires.toISOString(),
+        };
+        try {
+          await this.#d.backend.compareAndSwap(stateKey(name), revision, toJson(next));
+        } catch (err) {
+          if (isCompareFailed(err)) continue;
+          throw err;
+        }
+        await this.#audit("bot.renew", name, true, {
+          emitted_by: callerLabel(ctx.caller),
+          generation: record.generation,
+          reissued: record.reissues,
+          tls_serial: again.tlsSerial,
+          ssh_key_fingerprint: again.sshFingerprint,
+        });
+        this.#d.logger.warn(
+          { bot: name, generation: record.generation },
+          "bot renewal retried after a lost answer: generation issued again",
+        );
+        return again.credentials;
+      }
       if (presentedSerial === "" || presentedSerial !== state.tls_serial)
         throw new NotAuthenticatedError("renew with the client certificate of the current generation");
       const issued = await this.#issue(identity, checker, state.current.generation + 1, keys);
+      const record = { ...issued.record, renewed_from: secretHash, keys_fingerprint: requestedKeys };
       const next: BotState = {
         ...state,
-        ...advanceGenerations(state, issued.record),
+        ...advanceGenerations(state, record),
+        renewed_with_tls_serial: presentedSerial,
         tls_serial: issued.tlsSerial,
         ssh_serial: issued.sshSerial,
         ssh_key_fingerprint: issued.sshFingerprint,

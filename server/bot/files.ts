@@ -19,6 +19,14 @@ export const OUTPUT_FILES = {
   knownHosts: "known_hosts",
 } as const;
 
+/** A key pair for each certificate; private keys in PEM / OpenSSH form. */
+export interface BotKeys {
+  sshPrivateOpenSsh: string;
+  sshPublicLine: string;
+  tlsKeyPem: string;
+  tlsPublicPem: string;
+}
+
 /** Everything the bot needs to renew; holds secrets: 0600, never logged. */
 export interface BotStateFile {
   version: 1;
@@ -32,6 +40,8 @@ export interface BotStateFile {
   issuedAtMs: number;
   expiresAtMs: number;
   renewAfterMs: number;
+  /** the keys a renewal was sent with, until its answer is saved: every retry reuses them */
+  pendingKeys?: BotKeys;
 }
 
 export interface BotOutputs {

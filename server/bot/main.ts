@@ -4,6 +4,9 @@
 // The state needed to renew is saved BEFORE the outputs, in one atomic rename: auth has already
 // moved to the new generation, so losing the new renewal credential would strand the bot.
 // A refusal that retrying cannot fix (locked, unknown credential, lost race) ends the run.
+// The new keys of a renewal are saved before it is sent and reused by every retry of it (also
+// after a restart): when auth committed a renewal but its answer was lost, the retry with the
+// same keys gets that generation issued again, where other keys would look like a stolen copy.
 
 import { generateSshKeyPair } from "../../core/certs/ssh-keys.ts";
 import { generateEcdsaP256, privateKeyToPem } from "../../core/certs/x509.ts";
@@ -13,7 +16,14 @@ import { backoffDelayMs, renewalDelayMs } from "../../core/identity/schedule.ts"
 import type { AgentIdentityCredentials__Output } from "../../proto/generated/svc/v1/AgentIdentityCredentials.ts";
 import { firstContactCa } from "../agent/join.ts";
 import { agentMetadata, callUnary, createAuthClient } from "../auth/client.ts";
-import { type BotStateFile, prepareFolder, readState, writeOutputs, writeState } from "./files.ts";
+import {
+  type BotKeys,
+  type BotStateFile,
+  prepareFolder,
+  readState,
+  writeOutputs,
+  writeState,
+} from "./files.ts";
 
 /** The part of a pino logger the bot uses. */
 export interface BotLogger {
@@ -78,17 +88,12 @@ function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-interface FreshKeys {
-  ssh: ReturnType<typeof generateSshKeyPair>;
-  tlsKeyPem: string;
-  tlsPublicPem: string;
-}
-
-function freshKeys(name: string): FreshKeys {
+function freshKeys(name: string): BotKeys {
   const ssh = generateSshKeyPair("ed25519", { comment: `bot:${name}` });
   const tls = generateEcdsaP256();
   return {
-    ssh,
+    sshPrivateOpenSsh: ssh.privateOpenSsh,
+    sshPublicLine: ssh.publicLine,
     tlsKeyPem: privateKeyToPem(tls.privateKey),
     tlsPublicPem: tls.publicKey.export({ format: "pem", type: "spki" }).toString(),
   };
@@ -118,7 +123,7 @@ class Bot {
 
   async #save(
     creds: AgentIdentityCredentials__Output,
-    keys: FreshKeys,
+    keys: BotKeys,
     caPems: readonly string[],
   ): Promise<BotStateFile> {
     const state: BotStateFile = {
@@ -135,8 +140,8 @@ class Bot {
     };
     await writeState(this.#o.outDir, state);
     await writeOutputs(this.#o.outDir, {
-      sshPrivateOpenSsh: keys.ssh.privateOpenSsh,
-      sshPublicLine: keys.ssh.publicLine,
+      sshPrivateOpenSsh: keys.sshPrivateOpenSsh,
+      sshPublicLine: keys.sshPublicLine,
       sshCertificate: creds.ssh_certificate,
       tlsKeyPem: keys.tlsKeyPem,
       tlsCertificatePem: creds.tls_certificate_pem,
@@ -169,7 +174,7 @@ class Bot {
       const creds = await callUnary(
         client,
         "BootstrapAgentIdentity",
-        { token, ssh_public_key: keys.ssh.publicLine, tls_public_key_pem: keys.tlsPublicPem },
+        { token, ssh_public_key: keys.sshPublicLine, tls_public_key_pem: keys.tlsPublicPem },
         undefined,
         this.#deadline(),
       );
@@ -181,8 +186,16 @@ class Bot {
     }
   }
 
-  async renew(state: BotStateFile): Promise<BotStateFile> {
-    const keys = freshKeys(state.name);
+  /** The keys of the next renewal: saved ones (a retry) or new ones, saved before use. */
+  async nextKeys(state: BotStateFile): Promise<BotStateFile & { pendingKeys: BotKeys }> {
+    if (state.pendingKeys) return { ...state, pendingKeys: state.pendingKeys };
+    const next = { ...state, pendingKeys: freshKeys(state.name) };
+    await writeState(this.#o.outDir, next);
+    return next;
+  }
+
+  async renew(state: BotStateFile & { pendingKeys: BotKeys }): Promise<BotStateFile> {
+    const keys = state.pendingKeys;
     const client = this.#client(state.hostCaPems, {
       certPem: state.tlsCertificatePem,
       keyPem: state.tlsKeyPem,
@@ -195,7 +208,7 @@ class Bot {
           name: state.name,
           renewal_token: state.renewalToken,
           generation: state.generation,
-          ssh_public_key: keys.ssh.publicLine,
+          ssh_public_key: keys.sshPublicLine,
           tls_public_key_pem: keys.tlsPublicPem,
         },
         agentMetadata(state.name),
@@ -241,7 +254,7 @@ class Bot {
       });
       await sleep(delay, signal);
       if (signal?.aborted) break;
-      const current: BotStateFile = state;
+      const current = await this.nextKeys(state);
       state = await this.retrying("renewal", () => this.renew(current));
     }
   }
