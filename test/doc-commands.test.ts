@@ -191,6 +191,7 @@ function httpsStatus(port: number, ca: string, path: string): Promise<number> {
 
 describe("every command in README.md and docs/*.md is run by a test", () => {
   const all: Located[] = [];
+  let files: string[] = [];
   const ran = new Set<string>();
   let dir = "";
   let env: NodeJS.ProcessEnv = {};
@@ -223,7 +224,7 @@ describe("every command in README.md and docs/*.md is run by a test", () => {
   }
 
   beforeAll(async () => {
-    const files = [
+    files = [
       "README.md",
       ...(await readdir(join(root, "docs"))).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`),
     ];
@@ -366,6 +367,62 @@ describe("every command in README.md and docs/*.md is run by a test", () => {
       expect(ls.stdout).toMatch(/^db-1\s/m);
     },
     STEP,
+  );
+
+  it(
+    "inline `svc`, `svcctl` and `svcd` commands in the prose name real subcommands and flags",
+    async () => {
+      const problems: string[] = [];
+      const helps = new Map<string, Promise<string>>();
+      const help = (prog: string, words: string[]) => {
+        const k = [prog, ...words].join(" ");
+        if (!helps.has(k))
+          helps.set(
+            k,
+            execFileP(join(root, "bin", prog), [...words, "--help"], { env, timeout: 30_000 }).then(
+              (r) => r.stdout,
+              (err: { stdout?: string; stderr?: string }) => `${err.stdout ?? ""}${err.stderr ?? ""}`,
+            ),
+          );
+        return helps.get(k) ?? Promise.resolve("");
+      };
+      // Spans are checked concurrently (the help cache shares each command's --help run).
+      const checks: Array<Promise<void>> = [];
+      for (const f of files) {
+        const md = await readFile(join(root, f), "utf8");
+        for (const m of md.matchAll(/`(?:bin\/)?(svc|svcctl|svcd)\s([^`]+)`/g)) {
+          checks.push(
+            (async () => {
+              const prog = m[1] ?? "";
+              const rest = (m[2] ?? "").trim().split(/\s+/);
+              const line = md.slice(0, m.index).split("\n").length;
+              // Subcommand words come first, each one its parent's help lists; --help never runs a
+              // command with arguments (`svc ssh node cmd --help` would dial the node).
+              const words: string[] = [];
+              let text = await help(prog, words);
+              for (const w of rest) {
+                const commands = text.split(/^Commands:$/m)[1];
+                if (commands === undefined || !/^[a-z][a-z-]*$/.test(w)) break;
+                if (!new RegExp(`^  ${w}[ |]`, "m").test(commands)) {
+                  problems.push(`${f}:${line}: \`${prog} ${[...words, w].join(" ")}\` is not a command`);
+                  break;
+                }
+                words.push(w);
+                text = await help(prog, words);
+              }
+              for (const flag of (m[2] ?? "").match(/--[a-z][a-z-]*/g) ?? [])
+                if (!new RegExp(`${flag}(?![a-z-])`).test(text))
+                  problems.push(`${f}:${line}: \`${prog} ${words.join(" ")}\` has no ${flag}`);
+            })(),
+          );
+        }
+      }
+      await Promise.all(checks);
+      problems.sort();
+      expect(problems).toEqual([]);
+      expect(helps.size).toBeGreaterThan(10);
+    },
+    2 * STEP, // one --help per command, under the load of a full suite run
   );
 
   it("every other command is listed with the test that runs it, and that test really does", async () => {
