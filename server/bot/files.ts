@@ -60,6 +60,14 @@ export async function prepareFolder(dir: string): Promise<void> {
   await chmod(dir, 0o700);
 }
 
+function isBotKeys(v: unknown): v is BotKeys {
+  if (typeof v !== "object" || v === null) return false;
+  const o = v as Record<string, unknown>;
+  return ["sshPrivateOpenSsh", "sshPublicLine", "tlsKeyPem", "tlsPublicPem"].every(
+    (k) => typeof o[k] === "string",
+  );
+}
+
 export async function readState(dir: string): Promise<BotStateFile | undefined> {
   let text: string;
   try {
@@ -81,7 +89,8 @@ export async function readState(dir: string): Promise<BotStateFile | undefined> 
     typeof v.tlsKeyPem !== "string" ||
     typeof v.tlsCertificatePem !== "string" ||
     !Array.isArray(v.hostCaPems) ||
-    typeof v.generation !== "number"
+    typeof v.generation !== "number" ||
+    (v.pendingKeys !== undefined && !isBotKeys(v.pendingKeys))
   )
     throw new BadParameterError(`${STATE_FILE} is damaged: remove the folder and bootstrap with a new token`);
   return v as BotStateFile;
