@@ -410,6 +410,29 @@ function networkWatchdog(pid: number, netns: string, hostVeth: string): ChildPro
   return w;
 }
 
+/**
+ * When `pid` (this worker) dies without stop(): kills every Pod's processes (they live in network
+ * namespaces of their own, so deleting the node's does not end them), then unmounts what the
+ * kubelet and containerd mounted below `dir` and removes the Pod cgroups, before the apiserver
+ * harness's own watchdog deletes the folder (3 s later).
+ */
+function podWatchdog(pid: number, dir: string): ChildProcess {
+  const script =
+    'while kill -0 "$1" 2>/dev/null; do sleep 1; done; ' +
+    "for f in $(find /sys/fs/cgroup/*/kubepods -name cgroup.procs 2>/dev/null); do " +
+    'for p in $(cat "$f"); do kill -9 "$p" 2>/dev/null; done; done; ' +
+    "sleep 1; " +
+    'grep -o " $2/[^ ]*" /proc/mounts | sort -r | while read -r m; do umount -l "$m" 2>/dev/null; done; ' +
+    'for c in /sys/fs/cgroup/*/kubepods; do find "$c" -depth -type d -exec rmdir {} \\; 2>/dev/null; done; ' +
+    "exit 0";
+  const w = spawn("bash", ["-c", script, "pod-watchdog", String(pid), dir], {
+    detached: true,
+    stdio: "ignore",
+  });
+  w.unref();
+  return w;
+}
+
 /** Unmounts everything below `dir` (volumes, overlay roots, netns files), deepest first. */
 async function unmountBelow(dir: string): Promise<void> {
   const mounts = (await run("cat", ["/proc/self/mounts"]))
@@ -472,6 +495,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
   const daemons: { name: string; d: Daemon; log: string }[] = [];
   let kube: KubeCluster | undefined;
   let guard: ChildProcess | undefined;
+  let podGuard: ChildProcess | undefined;
   let stopped = false;
   let socket = "";
 
@@ -514,6 +538,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
     await tryRun("ip", ["link", "delete", hostVeth]);
     await removeCgroups();
     guard?.kill("SIGKILL");
+    podGuard?.kill("SIGKILL");
   };
 
   try {
@@ -548,6 +573,7 @@ export async function startCluster(opts: StartClusterOptions = {}): Promise<Clus
       ],
     });
     const dir = kube.dir;
+    podGuard = podWatchdog(process.pid, dir);
     const port = new URL(kube.url).port;
     const nodeUrl = `https://${HOST_ADDRESS}:${port}`;
     const writeKubeconfig = async (user: string, url: string): Promise<string> => {
