@@ -54,6 +54,10 @@ import type {
   BeginWebAuthnRegistrationRequest__Output as _svc_v1_BeginWebAuthnRegistrationRequest__Output,
 } from "./svc/v1/BeginWebAuthnRegistrationRequest.ts";
 import type {
+  BindSSOAuthRequestRequest as _svc_v1_BindSSOAuthRequestRequest,
+  BindSSOAuthRequestRequest__Output as _svc_v1_BindSSOAuthRequestRequest__Output,
+} from "./svc/v1/BindSSOAuthRequestRequest.ts";
+import type {
   BootstrapAgentIdentityRequest as _svc_v1_BootstrapAgentIdentityRequest,
   BootstrapAgentIdentityRequest__Output as _svc_v1_BootstrapAgentIdentityRequest__Output,
 } from "./svc/v1/BootstrapAgentIdentityRequest.ts";
@@ -81,6 +85,10 @@ import type {
   CreatePasswordResetRequest as _svc_v1_CreatePasswordResetRequest,
   CreatePasswordResetRequest__Output as _svc_v1_CreatePasswordResetRequest__Output,
 } from "./svc/v1/CreatePasswordResetRequest.ts";
+import type {
+  CreateSSOAuthRequestRequest as _svc_v1_CreateSSOAuthRequestRequest,
+  CreateSSOAuthRequestRequest__Output as _svc_v1_CreateSSOAuthRequestRequest__Output,
+} from "./svc/v1/CreateSSOAuthRequestRequest.ts";
 import type {
   CreateUserRequest as _svc_v1_CreateUserRequest,
   CreateUserRequest__Output as _svc_v1_CreateUserRequest__Output,
@@ -141,6 +149,10 @@ import type {
   EmitAuditEventRequest as _svc_v1_EmitAuditEventRequest,
   EmitAuditEventRequest__Output as _svc_v1_EmitAuditEventRequest__Output,
 } from "./svc/v1/EmitAuditEventRequest.ts";
+import type {
+  ExchangeSSOCodeRequest as _svc_v1_ExchangeSSOCodeRequest,
+  ExchangeSSOCodeRequest__Output as _svc_v1_ExchangeSSOCodeRequest__Output,
+} from "./svc/v1/ExchangeSSOCodeRequest.ts";
 import type {
   FinishWebAuthnLoginRequest as _svc_v1_FinishWebAuthnLoginRequest,
   FinishWebAuthnLoginRequest__Output as _svc_v1_FinishWebAuthnLoginRequest__Output,
@@ -320,6 +332,10 @@ import type {
 } from "./svc/v1/RevokeUserSessionsResponse.ts";
 import type { Role as _svc_v1_Role, Role__Output as _svc_v1_Role__Output } from "./svc/v1/Role.ts";
 import type {
+  SSOAuthRequest as _svc_v1_SSOAuthRequest,
+  SSOAuthRequest__Output as _svc_v1_SSOAuthRequest__Output,
+} from "./svc/v1/SSOAuthRequest.ts";
+import type {
   SearchAuditEventsRequest as _svc_v1_SearchAuditEventsRequest,
   SearchAuditEventsRequest__Output as _svc_v1_SearchAuditEventsRequest__Output,
 } from "./svc/v1/SearchAuditEventsRequest.ts";
@@ -348,6 +364,14 @@ import type {
   UploadRecordingResponse__Output as _svc_v1_UploadRecordingResponse__Output,
 } from "./svc/v1/UploadRecordingResponse.ts";
 import type { User as _svc_v1_User, User__Output as _svc_v1_User__Output } from "./svc/v1/User.ts";
+import type {
+  ValidateSSOResponseRequest as _svc_v1_ValidateSSOResponseRequest,
+  ValidateSSOResponseRequest__Output as _svc_v1_ValidateSSOResponseRequest__Output,
+} from "./svc/v1/ValidateSSOResponseRequest.ts";
+import type {
+  ValidateSSOResponseResult as _svc_v1_ValidateSSOResponseResult,
+  ValidateSSOResponseResult__Output as _svc_v1_ValidateSSOResponseResult__Output,
+} from "./svc/v1/ValidateSSOResponseResult.ts";
 import type {
   WebAuthnChallenge as _svc_v1_WebAuthnChallenge,
   WebAuthnChallenge__Output as _svc_v1_WebAuthnChallenge__Output,
@@ -413,6 +437,10 @@ export interface ProtoGrpcType {
         _svc_v1_BeginWebAuthnRegistrationRequest,
         _svc_v1_BeginWebAuthnRegistrationRequest__Output
       >;
+      BindSSOAuthRequestRequest: MessageTypeDefinition<
+        _svc_v1_BindSSOAuthRequestRequest,
+        _svc_v1_BindSSOAuthRequestRequest__Output
+      >;
       BootstrapAgentIdentityRequest: MessageTypeDefinition<
         _svc_v1_BootstrapAgentIdentityRequest,
         _svc_v1_BootstrapAgentIdentityRequest__Output
@@ -437,6 +465,10 @@ export interface ProtoGrpcType {
       CreatePasswordResetRequest: MessageTypeDefinition<
         _svc_v1_CreatePasswordResetRequest,
         _svc_v1_CreatePasswordResetRequest__Output
+      >;
+      CreateSSOAuthRequestRequest: MessageTypeDefinition<
+        _svc_v1_CreateSSOAuthRequestRequest,
+        _svc_v1_CreateSSOAuthRequestRequest__Output
       >;
       CreateUserRequest: MessageTypeDefinition<_svc_v1_CreateUserRequest, _svc_v1_CreateUserRequest__Output>;
       CreateUserResponse: MessageTypeDefinition<
@@ -488,6 +520,10 @@ export interface ProtoGrpcType {
       EmitAuditEventRequest: MessageTypeDefinition<
         _svc_v1_EmitAuditEventRequest,
         _svc_v1_EmitAuditEventRequest__Output
+      >;
+      ExchangeSSOCodeRequest: MessageTypeDefinition<
+        _svc_v1_ExchangeSSOCodeRequest,
+        _svc_v1_ExchangeSSOCodeRequest__Output
       >;
       FinishWebAuthnLoginRequest: MessageTypeDefinition<
         _svc_v1_FinishWebAuthnLoginRequest,
@@ -622,6 +658,7 @@ export interface ProtoGrpcType {
         _svc_v1_RevokeUserSessionsResponse__Output
       >;
       Role: MessageTypeDefinition<_svc_v1_Role, _svc_v1_Role__Output>;
+      SSOAuthRequest: MessageTypeDefinition<_svc_v1_SSOAuthRequest, _svc_v1_SSOAuthRequest__Output>;
       SearchAuditEventsRequest: MessageTypeDefinition<
         _svc_v1_SearchAuditEventsRequest,
         _svc_v1_SearchAuditEventsRequest__Output
@@ -642,6 +679,14 @@ export interface ProtoGrpcType {
         _svc_v1_UploadRecordingResponse__Output
       >;
       User: MessageTypeDefinition<_svc_v1_User, _svc_v1_User__Output>;
+      ValidateSSOResponseRequest: MessageTypeDefinition<
+        _svc_v1_ValidateSSOResponseRequest,
+        _svc_v1_ValidateSSOResponseRequest__Output
+      >;
+      ValidateSSOResponseResult: MessageTypeDefinition<
+        _svc_v1_ValidateSSOResponseResult,
+        _svc_v1_ValidateSSOResponseResult__Output
+      >;
       WebAuthnChallenge: MessageTypeDefinition<_svc_v1_WebAuthnChallenge, _svc_v1_WebAuthnChallenge__Output>;
       WebAuthnDevice: MessageTypeDefinition<_svc_v1_WebAuthnDevice, _svc_v1_WebAuthnDevice__Output>;
       WebAuthnRelyingParty: MessageTypeDefinition<

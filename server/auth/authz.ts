@@ -52,6 +52,12 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   FinishWebAuthnRegistration: USER,
   ListWebAuthnDevices: USER,
   DeleteWebAuthnDevice: USER,
+  // Single sign-on: the proxy starts and finishes logins through Connectors; the request id,
+  // browser binding, provider answer and code verifier are the proof (docs/sso-security.md).
+  CreateSSOAuthRequest: PUBLIC,
+  BindSSOAuthRequest: PUBLIC,
+  ValidateSSOResponse: PUBLIC,
+  ExchangeSSOCode: PUBLIC,
   // Public material.
   GetPublicKeys: PUBLIC,
   GetClusterInfo: PUBLIC,

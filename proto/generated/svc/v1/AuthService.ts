@@ -47,6 +47,10 @@ import type {
   BeginWebAuthnRegistrationRequest__Output as _svc_v1_BeginWebAuthnRegistrationRequest__Output,
 } from "../../svc/v1/BeginWebAuthnRegistrationRequest.ts";
 import type {
+  BindSSOAuthRequestRequest as _svc_v1_BindSSOAuthRequestRequest,
+  BindSSOAuthRequestRequest__Output as _svc_v1_BindSSOAuthRequestRequest__Output,
+} from "../../svc/v1/BindSSOAuthRequestRequest.ts";
+import type {
   BootstrapAgentIdentityRequest as _svc_v1_BootstrapAgentIdentityRequest,
   BootstrapAgentIdentityRequest__Output as _svc_v1_BootstrapAgentIdentityRequest__Output,
 } from "../../svc/v1/BootstrapAgentIdentityRequest.ts";
@@ -74,6 +78,10 @@ import type {
   CreatePasswordResetRequest as _svc_v1_CreatePasswordResetRequest,
   CreatePasswordResetRequest__Output as _svc_v1_CreatePasswordResetRequest__Output,
 } from "../../svc/v1/CreatePasswordResetRequest.ts";
+import type {
+  CreateSSOAuthRequestRequest as _svc_v1_CreateSSOAuthRequestRequest,
+  CreateSSOAuthRequestRequest__Output as _svc_v1_CreateSSOAuthRequestRequest__Output,
+} from "../../svc/v1/CreateSSOAuthRequestRequest.ts";
 import type {
   CreateUserRequest as _svc_v1_CreateUserRequest,
   CreateUserRequest__Output as _svc_v1_CreateUserRequest__Output,
@@ -134,6 +142,10 @@ import type {
   EmitAuditEventRequest as _svc_v1_EmitAuditEventRequest,
   EmitAuditEventRequest__Output as _svc_v1_EmitAuditEventRequest__Output,
 } from "../../svc/v1/EmitAuditEventRequest.ts";
+import type {
+  ExchangeSSOCodeRequest as _svc_v1_ExchangeSSOCodeRequest,
+  ExchangeSSOCodeRequest__Output as _svc_v1_ExchangeSSOCodeRequest__Output,
+} from "../../svc/v1/ExchangeSSOCodeRequest.ts";
 import type {
   FinishWebAuthnLoginRequest as _svc_v1_FinishWebAuthnLoginRequest,
   FinishWebAuthnLoginRequest__Output as _svc_v1_FinishWebAuthnLoginRequest__Output,
@@ -296,6 +308,10 @@ import type {
   RevokeUserSessionsResponse__Output as _svc_v1_RevokeUserSessionsResponse__Output,
 } from "../../svc/v1/RevokeUserSessionsResponse.ts";
 import type {
+  SSOAuthRequest as _svc_v1_SSOAuthRequest,
+  SSOAuthRequest__Output as _svc_v1_SSOAuthRequest__Output,
+} from "../../svc/v1/SSOAuthRequest.ts";
+import type {
   SearchAuditEventsRequest as _svc_v1_SearchAuditEventsRequest,
   SearchAuditEventsRequest__Output as _svc_v1_SearchAuditEventsRequest__Output,
 } from "../../svc/v1/SearchAuditEventsRequest.ts";
@@ -315,6 +331,14 @@ import type {
   UploadRecordingResponse as _svc_v1_UploadRecordingResponse,
   UploadRecordingResponse__Output as _svc_v1_UploadRecordingResponse__Output,
 } from "../../svc/v1/UploadRecordingResponse.ts";
+import type {
+  ValidateSSOResponseRequest as _svc_v1_ValidateSSOResponseRequest,
+  ValidateSSOResponseRequest__Output as _svc_v1_ValidateSSOResponseRequest__Output,
+} from "../../svc/v1/ValidateSSOResponseRequest.ts";
+import type {
+  ValidateSSOResponseResult as _svc_v1_ValidateSSOResponseResult,
+  ValidateSSOResponseResult__Output as _svc_v1_ValidateSSOResponseResult__Output,
+} from "../../svc/v1/ValidateSSOResponseResult.ts";
 import type {
   WebAuthnChallenge as _svc_v1_WebAuthnChallenge,
   WebAuthnChallenge__Output as _svc_v1_WebAuthnChallenge__Output,
@@ -571,6 +595,47 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_WebAuthnChallenge__Output>,
   ): grpc.ClientUnaryCall;
 
+  BindSSOAuthRequest(
+    argument: _svc_v1_BindSSOAuthRequestRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  BindSSOAuthRequest(
+    argument: _svc_v1_BindSSOAuthRequestRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  BindSSOAuthRequest(
+    argument: _svc_v1_BindSSOAuthRequestRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  BindSSOAuthRequest(
+    argument: _svc_v1_BindSSOAuthRequestRequest,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  bindSsoAuthRequest(
+    argument: _svc_v1_BindSSOAuthRequestRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  bindSsoAuthRequest(
+    argument: _svc_v1_BindSSOAuthRequestRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  bindSsoAuthRequest(
+    argument: _svc_v1_BindSSOAuthRequestRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  bindSsoAuthRequest(
+    argument: _svc_v1_BindSSOAuthRequestRequest,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+
   BootstrapAgentIdentity(
     argument: _svc_v1_BootstrapAgentIdentityRequest,
     metadata: grpc.Metadata,
@@ -733,6 +798,47 @@ export interface AuthServiceClient extends grpc.Client {
   createPasswordReset(
     argument: _svc_v1_CreatePasswordResetRequest,
     callback: grpc.requestCallback<_svc_v1_PasswordResetToken__Output>,
+  ): grpc.ClientUnaryCall;
+
+  CreateSSOAuthRequest(
+    argument: _svc_v1_CreateSSOAuthRequestRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateSSOAuthRequest(
+    argument: _svc_v1_CreateSSOAuthRequestRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateSSOAuthRequest(
+    argument: _svc_v1_CreateSSOAuthRequestRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateSSOAuthRequest(
+    argument: _svc_v1_CreateSSOAuthRequestRequest,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  createSsoAuthRequest(
+    argument: _svc_v1_CreateSSOAuthRequestRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  createSsoAuthRequest(
+    argument: _svc_v1_CreateSSOAuthRequestRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  createSsoAuthRequest(
+    argument: _svc_v1_CreateSSOAuthRequestRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
+  ): grpc.ClientUnaryCall;
+  createSsoAuthRequest(
+    argument: _svc_v1_CreateSSOAuthRequestRequest,
+    callback: grpc.requestCallback<_svc_v1_SSOAuthRequest__Output>,
   ): grpc.ClientUnaryCall;
 
   CreateUser(
@@ -1061,6 +1167,47 @@ export interface AuthServiceClient extends grpc.Client {
   emitAuditEvent(
     argument: _svc_v1_EmitAuditEventRequest,
     callback: grpc.requestCallback<_svc_v1_AuditEvent__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ExchangeSSOCode(
+    argument: _svc_v1_ExchangeSSOCodeRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ExchangeSSOCode(
+    argument: _svc_v1_ExchangeSSOCodeRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ExchangeSSOCode(
+    argument: _svc_v1_ExchangeSSOCodeRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ExchangeSSOCode(
+    argument: _svc_v1_ExchangeSSOCodeRequest,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  exchangeSsoCode(
+    argument: _svc_v1_ExchangeSSOCodeRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  exchangeSsoCode(
+    argument: _svc_v1_ExchangeSSOCodeRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  exchangeSsoCode(
+    argument: _svc_v1_ExchangeSSOCodeRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  exchangeSsoCode(
+    argument: _svc_v1_ExchangeSSOCodeRequest,
+    callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   FinishWebAuthnLogin(
@@ -2002,6 +2149,47 @@ export interface AuthServiceClient extends grpc.Client {
   uploadRecording(
     callback: grpc.requestCallback<_svc_v1_UploadRecordingResponse__Output>,
   ): grpc.ClientWritableStream<_svc_v1_UploadRecordingRequest>;
+
+  ValidateSSOResponse(
+    argument: _svc_v1_ValidateSSOResponseRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ValidateSSOResponseResult__Output>,
+  ): grpc.ClientUnaryCall;
+  ValidateSSOResponse(
+    argument: _svc_v1_ValidateSSOResponseRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ValidateSSOResponseResult__Output>,
+  ): grpc.ClientUnaryCall;
+  ValidateSSOResponse(
+    argument: _svc_v1_ValidateSSOResponseRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ValidateSSOResponseResult__Output>,
+  ): grpc.ClientUnaryCall;
+  ValidateSSOResponse(
+    argument: _svc_v1_ValidateSSOResponseRequest,
+    callback: grpc.requestCallback<_svc_v1_ValidateSSOResponseResult__Output>,
+  ): grpc.ClientUnaryCall;
+  validateSsoResponse(
+    argument: _svc_v1_ValidateSSOResponseRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ValidateSSOResponseResult__Output>,
+  ): grpc.ClientUnaryCall;
+  validateSsoResponse(
+    argument: _svc_v1_ValidateSSOResponseRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ValidateSSOResponseResult__Output>,
+  ): grpc.ClientUnaryCall;
+  validateSsoResponse(
+    argument: _svc_v1_ValidateSSOResponseRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ValidateSSOResponseResult__Output>,
+  ): grpc.ClientUnaryCall;
+  validateSsoResponse(
+    argument: _svc_v1_ValidateSSOResponseRequest,
+    callback: grpc.requestCallback<_svc_v1_ValidateSSOResponseResult__Output>,
+  ): grpc.ClientUnaryCall;
 }
 
 export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
@@ -2032,6 +2220,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_WebAuthnChallenge
   >;
 
+  BindSSOAuthRequest: grpc.handleUnaryCall<_svc_v1_BindSSOAuthRequestRequest__Output, _svc_v1_SSOAuthRequest>;
+
   BootstrapAgentIdentity: grpc.handleUnaryCall<
     _svc_v1_BootstrapAgentIdentityRequest__Output,
     _svc_v1_AgentIdentityCredentials
@@ -2050,6 +2240,11 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
   CreatePasswordReset: grpc.handleUnaryCall<
     _svc_v1_CreatePasswordResetRequest__Output,
     _svc_v1_PasswordResetToken
+  >;
+
+  CreateSSOAuthRequest: grpc.handleUnaryCall<
+    _svc_v1_CreateSSOAuthRequestRequest__Output,
+    _svc_v1_SSOAuthRequest
   >;
 
   CreateUser: grpc.handleUnaryCall<_svc_v1_CreateUserRequest__Output, _svc_v1_CreateUserResponse>;
@@ -2076,6 +2271,11 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
   >;
 
   EmitAuditEvent: grpc.handleUnaryCall<_svc_v1_EmitAuditEventRequest__Output, _svc_v1_AuditEvent>;
+
+  ExchangeSSOCode: grpc.handleUnaryCall<
+    _svc_v1_ExchangeSSOCodeRequest__Output,
+    _svc_v1_AuthenticateLocalResponse
+  >;
 
   FinishWebAuthnLogin: grpc.handleUnaryCall<
     _svc_v1_FinishWebAuthnLoginRequest__Output,
@@ -2157,6 +2357,11 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_UploadRecordingRequest__Output,
     _svc_v1_UploadRecordingResponse
   >;
+
+  ValidateSSOResponse: grpc.handleUnaryCall<
+    _svc_v1_ValidateSSOResponseRequest__Output,
+    _svc_v1_ValidateSSOResponseResult
+  >;
 }
 
 export interface AuthServiceDefinition extends grpc.ServiceDefinition {
@@ -2196,6 +2401,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_BeginWebAuthnRegistrationRequest__Output,
     _svc_v1_WebAuthnChallenge__Output
   >;
+  BindSSOAuthRequest: MethodDefinition<
+    _svc_v1_BindSSOAuthRequestRequest,
+    _svc_v1_SSOAuthRequest,
+    _svc_v1_BindSSOAuthRequestRequest__Output,
+    _svc_v1_SSOAuthRequest__Output
+  >;
   BootstrapAgentIdentity: MethodDefinition<
     _svc_v1_BootstrapAgentIdentityRequest,
     _svc_v1_AgentIdentityCredentials,
@@ -2219,6 +2430,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_PasswordResetToken,
     _svc_v1_CreatePasswordResetRequest__Output,
     _svc_v1_PasswordResetToken__Output
+  >;
+  CreateSSOAuthRequest: MethodDefinition<
+    _svc_v1_CreateSSOAuthRequestRequest,
+    _svc_v1_SSOAuthRequest,
+    _svc_v1_CreateSSOAuthRequestRequest__Output,
+    _svc_v1_SSOAuthRequest__Output
   >;
   CreateUser: MethodDefinition<
     _svc_v1_CreateUserRequest,
@@ -2267,6 +2484,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_AuditEvent,
     _svc_v1_EmitAuditEventRequest__Output,
     _svc_v1_AuditEvent__Output
+  >;
+  ExchangeSSOCode: MethodDefinition<
+    _svc_v1_ExchangeSSOCodeRequest,
+    _svc_v1_AuthenticateLocalResponse,
+    _svc_v1_ExchangeSSOCodeRequest__Output,
+    _svc_v1_AuthenticateLocalResponse__Output
   >;
   FinishWebAuthnLogin: MethodDefinition<
     _svc_v1_FinishWebAuthnLoginRequest,
@@ -2411,5 +2634,11 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_UploadRecordingResponse,
     _svc_v1_UploadRecordingRequest__Output,
     _svc_v1_UploadRecordingResponse__Output
+  >;
+  ValidateSSOResponse: MethodDefinition<
+    _svc_v1_ValidateSSOResponseRequest,
+    _svc_v1_ValidateSSOResponseResult,
+    _svc_v1_ValidateSSOResponseRequest__Output,
+    _svc_v1_ValidateSSOResponseResult__Output
   >;
 }

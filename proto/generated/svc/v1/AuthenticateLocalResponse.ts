@@ -12,11 +12,15 @@ import type {
 export interface AuthenticateLocalResponse {
   session?: _svc_v1_SessionView | null;
   mfa_required?: _svc_v1_MfaRequired | null;
+  sso_cli_code?: string;
+  sso_cli_redirect_url?: string;
   result?: "session" | "mfa_required";
 }
 
 export interface AuthenticateLocalResponse__Output {
   session?: _svc_v1_SessionView__Output | null;
   mfa_required?: _svc_v1_MfaRequired__Output | null;
+  sso_cli_code: string;
+  sso_cli_redirect_url: string;
   result?: "session" | "mfa_required";
 }

@@ -10,6 +10,7 @@ export interface FinishWebAuthnLoginRequest {
   credential_json?: string;
   relying_party?: _svc_v1_WebAuthnRelyingParty | null;
   client_address?: string;
+  sso_request_id?: string;
 }
 
 export interface FinishWebAuthnLoginRequest__Output {
@@ -17,4 +18,5 @@ export interface FinishWebAuthnLoginRequest__Output {
   credential_json: string;
   relying_party: _svc_v1_WebAuthnRelyingParty__Output | null;
   client_address: string;
+  sso_request_id: string;
 }
