@@ -1,6 +1,7 @@
 // Connector: an SSO provider (GitHub, OIDC, SAML). The client secret is only ever referenced
 // (a Kubernetes Secret key, or a file in embedded mode), never inlined, never in a public view.
 import { type Static, Type } from "@sinclair/typebox";
+import { DURATION_PATTERN } from "../duration.ts";
 import { baseStatusProperties } from "./meta.ts";
 import { cel, StringEnum } from "./schema-kit.ts";
 
@@ -23,6 +24,18 @@ export const ConnectorSettingsSchema = Type.Object(
     /** SAML: our service-provider entity id and assertion consumer service URL. */
     entity_id: Type.Optional(url()),
     acs_url: Type.Optional(url()),
+    /**
+     * The OIDC claim or SAML attribute that names the user here (OIDC default "email", SAML the
+     * NameID; GitHub always uses the login). A missing claim refuses the login: no fallback.
+     */
+    username_claim: Type.Optional(Type.String({ minLength: 1, maxLength: 256 })),
+    /** Cap on the sessions of this connector's users (5m..30d; semantic check), below auth.session_ttl. */
+    max_session_ttl: Type.Optional(Type.String({ pattern: DURATION_PATTERN, maxLength: 64 })),
+    /** GitHub (Enterprise): web and API base URLs (defaults https://github.com, https://api.github.com). */
+    endpoint_url: Type.Optional(url()),
+    api_endpoint_url: Type.Optional(url()),
+    /** SAML: PEM of the provider's signing certificate (public), when there is no idp_metadata_url. */
+    idp_certificate: Type.Optional(Type.String({ minLength: 1, maxLength: 65536 })),
   },
   { additionalProperties: false },
 );
@@ -45,7 +58,11 @@ export const SecretRefSchema = Type.Object(
 );
 export type SecretRef = Static<typeof SecretRefSchema>;
 
-/** Maps an identity-provider claim (GitHub: "org/team", OIDC: a claim, SAML: an attribute) to roles. */
+/**
+ * Maps an identity-provider claim (GitHub: "login", "orgs", "teams" as "org/team", "email"; OIDC: a
+ * claim; SAML: an attribute) to roles: `value` equals one of the claim's strings, or is a glob
+ * where "*" matches any run of characters.
+ */
 export const ClaimMappingSchema = Type.Object(
   {
     claim: Type.String({ minLength: 1, maxLength: 256 }),

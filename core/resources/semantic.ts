@@ -1,8 +1,10 @@
 // What a schema cannot say. The operator turns these into Ready=False; auth ignores a resource
 // that has any. Pure: the clock is passed in.
 import type { Clock } from "../clock.ts";
+import { parseDuration } from "../duration.ts";
 import { compileAnchored, isRegexValue } from "../rbac/match.ts";
 import { parseLogin } from "../rbac/template.ts";
+import type { ConnectorSettings } from "./connector.ts";
 import type { AnyResource, Role } from "./kinds.ts";
 import { type RoleConditions, RULE_RESOURCES, RULE_VERBS } from "./role.ts";
 import { ruleProblems } from "./rules.ts";
@@ -56,6 +58,36 @@ function roleProblems(role: Role): string[] {
   ];
 }
 
+const SSO_TTL_MIN_MS = 5 * 60_000;
+const SSO_TTL_MAX_MS = 30 * 86_400_000;
+
+/** Identity providers are reached over HTTPS only; session caps stay within auth's own bounds. */
+function connectorProblems(settings: ConnectorSettings): string[] {
+  const out: string[] = [];
+  for (const key of ["issuer_url", "endpoint_url", "api_endpoint_url"] as const) {
+    const v = settings[key];
+    if (v === undefined) continue;
+    let ok = false;
+    try {
+      ok = new URL(v).protocol === "https:";
+    } catch {
+      ok = false;
+    }
+    if (!ok) out.push(`spec.settings.${key}: must be an https:// URL`);
+  }
+  if (settings.max_session_ttl !== undefined) {
+    let ms = 0;
+    try {
+      ms = parseDuration(settings.max_session_ttl);
+    } catch {
+      ms = 0;
+    }
+    if (ms < SSO_TTL_MIN_MS || ms > SSO_TTL_MAX_MS)
+      out.push("spec.settings.max_session_ttl: must be between 5m and 30d");
+  }
+  return out;
+}
+
 /** Problems the schema cannot express; [] when the resource is usable. */
 export function semanticProblems(resource: AnyResource, ctx: SemanticContext = {}): string[] {
   const out = ruleProblems(resource);
@@ -67,6 +99,7 @@ export function semanticProblems(resource: AnyResource, ctx: SemanticContext = {
       if (resource.spec.type !== "saml" && resource.spec.client_secret_ref === undefined) {
         out.push("spec.client_secret_ref: required for github and oidc connectors");
       }
+      out.push(...connectorProblems(resource.spec.settings));
       break;
     case "JoinToken": {
       const expires = Date.parse(resource.spec.expires);
