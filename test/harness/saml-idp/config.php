@@ -1,0 +1,40 @@
+<?php
+// SimpleSAMLphp configuration for the test identity provider. Everything that differs per run
+// (base URL, folders) comes from harness.json, written by saml-idp.ts next to this file.
+$harness = json_decode(file_get_contents(__DIR__ . '/harness.json'), true);
+
+$config = [
+    'baseurlpath' => $harness['baseUrl'] . '/',
+    'certdir' => __DIR__ . '/cert/',
+    'loggingdir' => $harness['stateDir'] . '/log/',
+    'datadir' => $harness['stateDir'] . '/data/',
+    'tempdir' => $harness['stateDir'] . '/tmp/',
+    'metadatadir' => __DIR__ . '/metadata/',
+    'technicalcontact_name' => 'Test harness',
+    'technicalcontact_email' => 'na@example.org',
+    'secretsalt' => $harness['secretSalt'],
+    'auth.adminpassword' => $harness['adminPassword'],
+    'admin.protectindexpage' => true,
+    'admin.protectmetadata' => false,
+    'admin.checkforupdates' => false,
+    'timezone' => 'UTC',
+    'enable.saml20-idp' => true,
+    'enable.shib13-idp' => false,
+    'enable.adfs-idp' => false,
+    'module.enable' => ['exampleauth' => true, 'core' => true, 'saml' => true, 'admin' => true],
+    'debug' => ['saml' => false, 'backtraces' => false, 'validatexml' => false],
+    'showerrors' => true,
+    'errorreporting' => false,
+    'logging.level' => SimpleSAML\Logger::WARNING,
+    'logging.handler' => 'errorlog',
+    'store.type' => 'phpsession',
+    'session.cookie.secure' => false,
+    'session.cookie.samesite' => null,
+    'session.phpsession.savepath' => $harness['stateDir'] . '/sessions',
+    'session.duration' => 3600,
+    'language.cookie.secure' => false,
+    'language.available' => ['en'],
+    'language.default' => 'en',
+    'theme.use' => 'default',
+    'production' => false,
+];
