@@ -12,13 +12,14 @@ afterAll(async () => {
 });
 
 describe("public routes", () => {
-  it("ping answers cluster name, version and client policy from config", async () => {
+  it("ping answers cluster name, version and client policy from config, and auth's login settings", async () => {
     const res = await fx.client.send({ path: "/v1/webapi/ping" });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
       cluster_name: "proxy-test",
       server_version: "0.1.0",
       client_version_policy: { minimum: "0.1.0", recommended: "0.1.0" },
+      auth: { local_login: true, default_connector: "" },
     });
   });
 

@@ -24,6 +24,7 @@ import { healthRoutes } from "./routes/health.ts";
 import { listRoutes } from "./routes/lists.ts";
 import { loginRoutes } from "./routes/login.ts";
 import { publicRoutes } from "./routes/public.ts";
+import { ssoRoutes } from "./routes/sso.ts";
 import { webauthnDeviceRoutes } from "./routes/webauthn-devices.ts";
 import { validatorCompiler } from "./validation.ts";
 
@@ -106,6 +107,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   await app.register(publicRoutes);
   await app.register(healthRoutes);
   await app.register(loginRoutes);
+  await app.register(ssoRoutes);
   await app.register(listRoutes);
   await app.register(webauthnDeviceRoutes);
   for (const plugin of deps.routes ?? []) await app.register(plugin);

@@ -146,7 +146,34 @@ export interface PublicKeyMaterial {
 export interface ClusterInfo {
   clusterName: string;
   serverVersion: string;
+  /** `auth.local_login`: password login allowed (true when auth does not say) */
+  localLogin: boolean;
+  /** `auth.default_connector`: what `svc login` uses when password login is off ("" = none) */
+  defaultConnector: string;
 }
+
+/** A pending SSO login auth created (or bound); its id is the OAuth state / SAML RelayState. */
+export interface SsoAuthRequest {
+  requestId: string;
+  /** the identity provider's login URL; "" for a CLI request not yet bound to a browser */
+  redirectUrl: string;
+  expires: Date;
+  connectorType: string;
+}
+
+/** What the identity provider's answer came to (ValidateSSOResponse). */
+export type SsoValidated =
+  /** browser flow: a session exactly like a password login */
+  | { kind: "session"; session: IssuedSession; redirectUrl: string; username: string }
+  /** the roles require the WebAuthn step; `requestId` finishes a CLI flow after it */
+  | { kind: "mfa_required"; mfaToken: string; requestId: string; username: string }
+  /** CLI flow: the session is parked under `code` for ExchangeSSOCode */
+  | { kind: "cli_code"; code: string; redirectUrl: string; username: string };
+
+/** FinishWebAuthnLogin: a session, or for a CLI SSO request the loopback URL carrying the code. */
+export type WebAuthnLoginResult =
+  | { kind: "session"; session: IssuedSession }
+  | { kind: "cli_redirect"; redirectUrl: string };
 
 export interface AuthApi {
   authenticateLocal(req: {
@@ -165,7 +192,9 @@ export interface AuthApi {
     response: AuthenticationResponseJSON;
     clientAddress: string;
     relyingParty: RelyingParty;
-  }): Promise<IssuedSession>;
+    /** set when the step follows an SSO login (a CLI one then answers cli_redirect) */
+    ssoRequestId?: string;
+  }): Promise<WebAuthnLoginResult>;
   beginWebAuthnRegistration(
     sessionId: string,
     req: { relyingParty: RelyingParty },
@@ -189,6 +218,27 @@ export interface AuthApi {
   /** Auth restricts non-admins to their own recordings. */
   listRecordings(sessionId: string, query: RecordingQuery): Promise<Page<RecordingInfo>>;
   searchAudit(sessionId: string, query: AuditQuery): Promise<Page<AuditEventInfo>>;
+
+  /** Single sign-on (docs/sso.md). Unauthenticated: each call carries its own proof. */
+  createSsoAuthRequest(req: {
+    connector: string;
+    /** sha256 hex of the binding cookie (browser); "" for a CLI request */
+    browserBindingHash: string;
+    clientRedirectUrl: string;
+    /** CLI: base64url(sha256(verifier)) */
+    codeChallenge: string;
+    clientAddress: string;
+  }): Promise<SsoAuthRequest>;
+  bindSsoAuthRequest(req: { requestId: string; browserBindingHash: string }): Promise<SsoAuthRequest>;
+  validateSsoResponse(req: {
+    callbackQuery?: string;
+    samlResponse?: string;
+    relayState?: string;
+    browserBindingHash: string;
+    clientAddress: string;
+    relyingParty: RelyingParty;
+  }): Promise<SsoValidated>;
+  exchangeSsoCode(req: { code: string; codeVerifier: string }): Promise<IssuedSession>;
 
   getPublicKeys(): Promise<PublicKeyMaterial>;
   getClusterInfo(): Promise<ClusterInfo>;

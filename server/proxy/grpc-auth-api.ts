@@ -38,6 +38,8 @@ import type { ListWebAuthnDevicesResponse__Output } from "../../proto/generated/
 import type { PublicKeys__Output } from "../../proto/generated/svc/v1/PublicKeys.ts";
 import type { SearchAuditEventsResponse__Output } from "../../proto/generated/svc/v1/SearchAuditEventsResponse.ts";
 import type { SessionView__Output } from "../../proto/generated/svc/v1/SessionView.ts";
+import type { SSOAuthRequest__Output } from "../../proto/generated/svc/v1/SSOAuthRequest.ts";
+import type { ValidateSSOResponseResult__Output } from "../../proto/generated/svc/v1/ValidateSSOResponseResult.ts";
 import type { WebAuthnChallenge__Output } from "../../proto/generated/svc/v1/WebAuthnChallenge.ts";
 import type { WebAuthnDevice__Output } from "../../proto/generated/svc/v1/WebAuthnDevice.ts";
 import type { WebAuthnRelyingParty } from "../../proto/generated/svc/v1/WebAuthnRelyingParty.ts";
@@ -59,9 +61,12 @@ import type {
   RoleInfo,
   SessionInfo,
   SessionScope,
+  SsoAuthRequest,
+  SsoValidated,
   UserInfo,
   WebAuthnDevice,
   WebAuthnLoginChallenge,
+  WebAuthnLoginResult,
   WebAuthnRegistrationChallenge,
 } from "./auth-client.ts";
 
@@ -140,6 +145,49 @@ function loginChallenge(c: WebAuthnChallenge__Output | null | undefined): WebAut
       c.options_json,
       "WebAuthn options",
     ) as unknown as PublicKeyCredentialRequestOptionsJSON,
+  };
+}
+
+function ssoRequest(r: SSOAuthRequest__Output): SsoAuthRequest {
+  return {
+    requestId: r.request_id,
+    redirectUrl: r.redirect_url,
+    expires: new Date(r.expires_unix_ms),
+    connectorType: r.connector_type,
+  };
+}
+
+/** The loopback URL with the one-time code (auth may send it with the code already in place). */
+function withCode(loopback: string, code: string): string {
+  const url = new URL(loopback);
+  if (code !== "" && !url.searchParams.has("code")) url.searchParams.set("code", code);
+  return url.href;
+}
+
+function ssoValidated(r: ValidateSSOResponseResult__Output): SsoValidated {
+  const login = r.login;
+  if (login?.result === "mfa_required" && login.mfa_required) {
+    return {
+      kind: "mfa_required",
+      mfaToken: login.mfa_required.mfa_token,
+      requestId: r.request_id,
+      username: r.username,
+    };
+  }
+  if (r.cli) {
+    if (!r.cli_code) throw new Error("auth answered a CLI login without a code");
+    return {
+      kind: "cli_code",
+      code: r.cli_code,
+      redirectUrl: withCode(r.client_redirect_url, r.cli_code),
+      username: r.username,
+    };
+  }
+  return {
+    kind: "session",
+    session: issued(login?.session),
+    redirectUrl: r.client_redirect_url,
+    username: r.username,
   };
 }
 
@@ -265,7 +313,8 @@ export class GrpcAuthApi implements AuthApi {
     response: AuthenticationResponseJSON;
     clientAddress: string;
     relyingParty: RelyingParty;
-  }): Promise<IssuedSession> {
+    ssoRequestId?: string;
+  }): Promise<WebAuthnLoginResult> {
     const res = await this.#call<AuthenticateLocalResponse__Output>(undefined, (md, o, cb) =>
       this.#client.FinishWebAuthnLogin(
         {
@@ -273,11 +322,84 @@ export class GrpcAuthApi implements AuthApi {
           credential_json: JSON.stringify(req.response),
           relying_party: rpOf(req.relyingParty),
           client_address: req.clientAddress,
+          sso_request_id: req.ssoRequestId ?? "",
         },
         md,
         o,
         cb,
       ),
+    );
+    if (res.sso_cli_redirect_url) {
+      return { kind: "cli_redirect", redirectUrl: withCode(res.sso_cli_redirect_url, res.sso_cli_code) };
+    }
+    return { kind: "session", session: issued(res.session) };
+  }
+
+  async createSsoAuthRequest(req: {
+    connector: string;
+    browserBindingHash: string;
+    clientRedirectUrl: string;
+    codeChallenge: string;
+    clientAddress: string;
+  }): Promise<SsoAuthRequest> {
+    const r = await this.#call<SSOAuthRequest__Output>(undefined, (md, o, cb) =>
+      this.#client.CreateSSOAuthRequest(
+        {
+          connector: req.connector,
+          browser_binding_hash: req.browserBindingHash,
+          client_redirect_url: req.clientRedirectUrl,
+          code_challenge: req.codeChallenge,
+          client_address: req.clientAddress,
+        },
+        md,
+        o,
+        cb,
+      ),
+    );
+    return ssoRequest(r);
+  }
+
+  async bindSsoAuthRequest(req: { requestId: string; browserBindingHash: string }): Promise<SsoAuthRequest> {
+    const r = await this.#call<SSOAuthRequest__Output>(undefined, (md, o, cb) =>
+      this.#client.BindSSOAuthRequest(
+        { request_id: req.requestId, browser_binding_hash: req.browserBindingHash },
+        md,
+        o,
+        cb,
+      ),
+    );
+    return ssoRequest(r);
+  }
+
+  async validateSsoResponse(req: {
+    callbackQuery?: string;
+    samlResponse?: string;
+    relayState?: string;
+    browserBindingHash: string;
+    clientAddress: string;
+    relyingParty: RelyingParty;
+  }): Promise<SsoValidated> {
+    const r = await this.#call<ValidateSSOResponseResult__Output>(undefined, (md, o, cb) =>
+      this.#client.ValidateSSOResponse(
+        {
+          callback_query: req.callbackQuery ?? "",
+          saml_response: req.samlResponse ?? "",
+          relay_state: req.relayState ?? "",
+          browser_binding_hash: req.browserBindingHash,
+          client_address: req.clientAddress,
+          relying_party: rpOf(req.relyingParty),
+        },
+        md,
+        o,
+        cb,
+      ),
+    );
+    return ssoValidated(r);
+  }
+
+  async exchangeSsoCode(req: { code: string; codeVerifier: string }): Promise<IssuedSession> {
+    const res = await this.#call<AuthenticateLocalResponse__Output>(undefined, (md, o, cb) =>
+      this.#client.ExchangeSSOCode({ code: req.code, code_verifier: req.codeVerifier }, md, o, cb),
     );
     return issued(res.session);
   }
@@ -448,7 +570,15 @@ export class GrpcAuthApi implements AuthApi {
     const c = await this.#call<ClusterInfoMessage>(undefined, (md, o, cb) =>
       this.#client.GetClusterInfo({}, md, o, cb),
     );
-    return { clusterName: c.cluster_name, serverVersion: c.server_version };
+    // Fields CORE adds to ClusterInfo (auth.local_login, auth.default_connector); an auth that
+    // does not send them allows password login, as before.
+    const sso = c as ClusterInfoMessage & { local_login?: boolean; default_connector?: string };
+    return {
+      clusterName: c.cluster_name,
+      serverVersion: c.server_version,
+      localLogin: sso.local_login ?? true,
+      defaultConnector: sso.default_connector ?? "",
+    };
   }
 
   async health(): Promise<boolean> {

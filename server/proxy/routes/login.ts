@@ -19,6 +19,7 @@ import {
   WebAuthnRequestOptions,
 } from "../schemas.ts";
 import { clearSessionCookies, setSessionCookies } from "../session-cookies.ts";
+import { loopbackOnly } from "../sso-redirects.ts";
 
 const LoginBody = Type.Object(
   {
@@ -34,7 +35,7 @@ const Scope = Type.Union([Type.Literal("full"), Type.Literal("mfa_enrollment")],
     'what the session may do: "full", or "mfa_enrollment" when the roles require MFA and the user has no device yet (only the session, logout and WebAuthn device routes answer; enrol, then log in again)',
 });
 
-const SessionIssued = Type.Object({
+export const SessionIssued = Type.Object({
   session_id: Type.String({
     description: "the bearer credential; also set as the __Host-svc_session cookie (the spec's svc_session)",
   }),
@@ -65,8 +66,26 @@ const BeginBody = Type.Object(
   { additionalProperties: false },
 );
 
+/** The request id of an SSO login (docs/sso.md): base64url of 32 random bytes. */
+export const SsoRequestId = Type.String({ pattern: "^[A-Za-z0-9_-]{16,128}$" });
+
 const FinishBody = Type.Object(
-  { challenge_id: ChallengeId, credential: AssertionCredential },
+  {
+    challenge_id: ChallengeId,
+    credential: AssertionCredential,
+    // the `sso_request` of /web/login#sso_mfa=...&sso_request=... after an SSO login
+    sso_request: Type.Optional(SsoRequestId),
+  },
+  { additionalProperties: false },
+);
+
+const CliRedirect = Type.Object(
+  {
+    redirect_url: Type.String({
+      description:
+        "after the WebAuthn step of a CLI SSO login: the CLI's loopback URL with its one-time code",
+    }),
+  },
   { additionalProperties: false },
 );
 
@@ -171,18 +190,25 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         summary: "Answer the WebAuthn challenge; issues the session",
         tags: ["mfa"],
         body: FinishBody,
-        response: { 200: SessionIssued, ...errorResponses(401, 403, 404, 429, ...commonErrors) },
+        response: {
+          200: Type.Union([SessionIssued, CliRedirect]),
+          ...errorResponses(401, 403, 404, 429, ...commonErrors),
+        },
       },
       preHandler: [sameOriginOnly, app.limitLoginAttempts],
     },
     async (request, reply) => {
-      const session = await app.authApi.finishWebAuthnLogin({
+      const result = await app.authApi.finishWebAuthnLogin({
         challengeId: request.body.challenge_id,
         response: request.body.credential,
         clientAddress: request.ip,
         relyingParty: rp,
+        ...(request.body.sso_request !== undefined ? { ssoRequestId: request.body.sso_request } : {}),
       });
-      return issue(reply, session);
+      // A CLI's SSO login: the session waits for the CLI under a one-time code; the page sends
+      // the browser to the CLI's loopback listener (checked to be one) instead of signing it in.
+      if (result.kind === "cli_redirect") return { redirect_url: loopbackOnly(result.redirectUrl) };
+      return issue(reply, result.session);
     },
   );
 

@@ -11,6 +11,13 @@ const Ping = Type.Object({
     minimum: Type.String({ description: "older CLIs are refused" }),
     recommended: Type.String({ description: "older CLIs are told to upgrade" }),
   }),
+  auth: Type.Object({
+    local_login: Type.Boolean({ description: "password login is allowed (auth.local_login)" }),
+    default_connector: Type.String({
+      description:
+        'the connector `svc login` uses when password login is off (auth.default_connector; "" = none)',
+    }),
+  }),
 });
 
 const Connector = Type.Object({
@@ -34,17 +41,68 @@ const OpenIdConfiguration = Type.Object({
   claims_supported: Type.Array(Type.String()),
 });
 
+/** How long ping reuses auth's answer (a changed auth.local_login shows within this). */
+export const CLUSTER_AUTH_TTL_MS = 30_000;
+/** After a failed ask, ping answers the fallback this long before asking again. */
+const CLUSTER_AUTH_RETRY_MS = 5_000;
+const CLUSTER_AUTH_WAIT_MS = 2_000;
+
+interface LoginSettings {
+  local_login: boolean;
+  default_connector: string;
+}
+
+/**
+ * auth.local_login / auth.default_connector from ClusterInfo, one call in flight at a time. When
+ * auth cannot be asked, password login is offered (auth still refuses it if it is off).
+ */
+function cachedLoginSettings(
+  ask: () => Promise<{ localLogin: boolean; defaultConnector: string }>,
+): () => Promise<LoginSettings> {
+  let value: LoginSettings = { local_login: true, default_connector: "" };
+  let until = 0;
+  let inFlight: Promise<LoginSettings> | undefined;
+  return async () => {
+    if (Date.now() < until) return value;
+    if (inFlight === undefined) {
+      // Bounded: a ping must not hang on an unreachable auth.
+      const answer = Promise.race([
+        ask(),
+        new Promise<never>((_, reject) =>
+          setTimeout(() => reject(new Error("auth did not answer")), CLUSTER_AUTH_WAIT_MS).unref(),
+        ),
+      ]);
+      inFlight = answer
+        .then((c) => {
+          value = { local_login: c.localLogin, default_connector: c.defaultConnector };
+          until = Date.now() + CLUSTER_AUTH_TTL_MS;
+          return value;
+        })
+        .catch(() => {
+          until = Date.now() + CLUSTER_AUTH_RETRY_MS;
+          return value;
+        })
+        .finally(() => {
+          inFlight = undefined;
+        });
+    }
+    return inFlight;
+  };
+}
+
 /** Public key material changes rarely (CA rotation); let verifiers cache it briefly. */
 const publicCache = "public, max-age=60";
 
 export async function publicRoutes(app: FastifyInstance): Promise<void> {
   const cfg = app.proxyConfig;
-  // Built once from config: ping is the cheapest call of the API and never reaches auth.
+  // Built from config, plus auth's login settings cached briefly: ping is the cheapest call of
+  // the API and reaches auth at most once per CLUSTER_AUTH_TTL_MS.
   const ping = {
     cluster_name: cfg.clusterName,
     server_version: cfg.serverVersion,
     client_version_policy: cfg.clientVersionPolicy,
   };
+  const loginSettings = cachedLoginSettings(() => app.authApi.getClusterInfo());
 
   app.get(
     "/v1/webapi/ping",
@@ -55,7 +113,7 @@ export async function publicRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: Ping, ...errorResponses(...commonErrors) },
       },
     },
-    async () => ping,
+    async () => ({ ...ping, auth: await loginSettings() }),
   );
 
   app.get(
