@@ -1,6 +1,7 @@
 // `svc login | status | logout | ping`: the session part of the user CLI. Everything goes to the
 // proxy over HTTPS (the public surface); the profile keeps what later commands need.
 import { readFile } from "node:fs/promises";
+import { isDuration, parseDuration } from "../core/duration.ts";
 import { NotAuthenticatedError } from "../core/errors.ts";
 import { SERVER_VERSION } from "../server/version.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
@@ -14,6 +15,7 @@ import {
   proxyRequest,
   splitProxyAddress,
 } from "./proxy-client.ts";
+import { ssoLogin } from "./svc-sso.ts";
 import { versionVerdict } from "./version-policy.ts";
 
 /** The version of this binary (the platform ships CLIs and servers from one package). */
@@ -31,6 +33,8 @@ interface PingAnswer {
   cluster_name: string;
   server_version: string;
   client_version_policy: { minimum?: string; recommended?: string };
+  /** absent from proxies before single sign-on: password login then */
+  auth?: { local_login?: boolean; default_connector?: string };
 }
 
 /** Pings and applies the version policy: warns below recommended, throws (exit 7) below minimum. */
@@ -102,8 +106,43 @@ export interface LoginOptions {
   insecureSkipVerify?: boolean;
   passwordFile?: string;
   resetToken?: string;
+  /** a connector name (single sign-on), "local" (password), or auth's host:port for svcctl */
   auth?: string;
+  /** --timeout for the browser of a single sign-on, e.g. "5m" */
+  timeout?: string;
+  /** commander's --no-browser */
+  browser?: boolean;
   json?: boolean;
+}
+
+/** Connector names are resource names; anything with a ":" is auth's host:port (remembered for svcctl). */
+function splitAuthOption(auth: string | undefined): { connector?: string; authAddress?: string } {
+  if (auth === undefined) return {};
+  if (auth.includes(":")) return { authAddress: auth };
+  if (!/^[a-z0-9]([-a-z0-9]{0,61}[a-z0-9])?$/.test(auth)) {
+    throw new CliError(
+      `--auth ${JSON.stringify(auth)}: a connector name (lower-case letters, digits, "-"), "local", or auth's host:port`,
+      EXIT.usage,
+    );
+  }
+  return { connector: auth };
+}
+
+/** Which connector this login goes through; undefined: a password login. */
+function chooseConnector(
+  opts: LoginOptions,
+  connector: string | undefined,
+  info: PingAnswer,
+): string | undefined {
+  if (connector === "local") return undefined;
+  if (connector !== undefined) return connector;
+  const passwordAsked = opts.passwordFile !== undefined || opts.resetToken !== undefined;
+  if (info.auth?.local_login !== false || passwordAsked) return undefined;
+  if (info.auth.default_connector) return info.auth.default_connector;
+  throw new CliError(
+    `password login is off on cluster "${info.cluster_name}" and it names no default connector: pass --auth <connector>`,
+    EXIT.usage,
+  );
 }
 
 export async function login(opts: LoginOptions): Promise<void> {
@@ -131,8 +170,75 @@ export async function login(opts: LoginOptions): Promise<void> {
     );
   }
   const target: ProxyTarget = { proxy, caPem: trust.ca_pem, insecure: trust.insecure };
+  const { connector: asked, authAddress } = splitAuthOption(opts.auth);
   const info = await pingChecked(target);
+  const connector = chooseConnector(opts, asked, info);
 
+  let username: string;
+  let session: { session_id: string; expires_at: string; scope?: string };
+  if (connector !== undefined) {
+    session = await ssoLogin({
+      target,
+      connector,
+      timeoutMs: opts.timeout ? parseTimeout(opts.timeout) : 5 * 60_000,
+      openBrowser: opts.browser !== false,
+      say: (line) => process.stderr.write(`${line}\n`),
+    });
+    // The user name is auth's mapping of the identity: ask the session whose it is.
+    const who = await proxyCall<{ username: string }>(target, "GET", "/v1/webapi/session", {
+      sessionId: session.session_id,
+    });
+    username = who.username;
+  } else {
+    ({ username, session } = await passwordLogin(opts, target, previous, proxy));
+  }
+
+  const rememberedAuth = authAddress ?? (previous?.proxy === proxy ? previous.auth : undefined);
+  const profile: Profile = {
+    proxy,
+    ...trust,
+    cluster_name: info.cluster_name,
+    user: username,
+    session_id: session.session_id,
+    expires_at: session.expires_at,
+    ...(rememberedAuth ? { auth: rememberedAuth } : {}),
+  };
+  await saveProfile(profile);
+  const scope = session.scope ?? "full";
+  if (opts.json)
+    printJson({
+      proxy,
+      cluster_name: info.cluster_name,
+      user: username,
+      expires_at: session.expires_at,
+      scope,
+      ...(connector !== undefined ? { connector } : {}),
+    });
+  else
+    process.stdout.write(
+      `Logged in to ${info.cluster_name} as ${username}${connector !== undefined ? ` through ${connector}` : ""} (until ${session.expires_at}).\n`,
+    );
+  if (scope === "mfa_enrollment") {
+    warn(
+      `your roles require multi-factor authentication and ${username} has no WebAuthn device yet: this session can only enrol one (POST https://${proxy}/v1/webapi/mfa/webauthn/register/begin and /finish), then sign in with it`,
+    );
+  }
+}
+
+function parseTimeout(text: string): number {
+  if (!isDuration(text))
+    throw new CliError(`--timeout ${JSON.stringify(text)}: a duration such as 90s or 5m`, EXIT.usage);
+  const ms = parseDuration(text);
+  if (ms <= 0) throw new CliError("--timeout must be above zero", EXIT.usage);
+  return ms;
+}
+
+async function passwordLogin(
+  opts: LoginOptions,
+  target: ProxyTarget,
+  previous: Profile | undefined,
+  proxy: string,
+): Promise<{ username: string; session: { session_id: string; expires_at: string; scope?: string } }> {
   let username = opts.user ?? (previous?.proxy === proxy ? previous.user : undefined);
   let password: string;
   if (opts.resetToken) {
@@ -160,35 +266,7 @@ export async function login(opts: LoginOptions): Promise<void> {
     );
   }
   if (r.status !== 200) throw errorOfResponse(r);
-  const session = r.body as { session_id: string; expires_at: string; scope?: string };
-  const profile: Profile = {
-    proxy,
-    ...trust,
-    cluster_name: info.cluster_name,
-    user: username,
-    session_id: session.session_id,
-    expires_at: session.expires_at,
-    ...((opts.auth ?? (previous?.proxy === proxy ? previous.auth : undefined))
-      ? { auth: opts.auth ?? previous?.auth }
-      : {}),
-  };
-  await saveProfile(profile);
-  const scope = session.scope ?? "full";
-  if (opts.json)
-    printJson({
-      proxy,
-      cluster_name: info.cluster_name,
-      user: username,
-      expires_at: session.expires_at,
-      scope,
-    });
-  else
-    process.stdout.write(`Logged in to ${info.cluster_name} as ${username} (until ${session.expires_at}).\n`);
-  if (scope === "mfa_enrollment") {
-    warn(
-      `your roles require multi-factor authentication and ${username} has no WebAuthn device yet: this session can only enrol one (POST https://${proxy}/v1/webapi/mfa/webauthn/register/begin and /finish), then sign in with it`,
-    );
-  }
+  return { username, session: r.body as { session_id: string; expires_at: string; scope?: string } };
 }
 
 export async function status(opts: { json?: boolean }): Promise<void> {

@@ -38,7 +38,21 @@ export function svcProgram(): Command {
     )
     .option("--password-file <file>", "read the password from a file instead of the terminal")
     .option("--reset-token <token>", "choose a new password with a one-time reset token, then log in")
-    .option("--auth <host:port>", "auth gRPC address remembered for svcctl")
+    .option(
+      "--auth <connector>",
+      'sign in through this SSO connector (OIDC, SAML, GitHub) in a browser; "local" for a password; a host:port is instead auth\'s gRPC address, remembered for svcctl',
+    )
+    .option("--timeout <duration>", "how long single sign-on waits for the browser (e.g. 90s, 5m)", "5m")
+    .option("--no-browser", "single sign-on: only print the URL to open, do not start a browser")
+    .addHelpText(
+      "after",
+      `
+Single sign-on (--auth <connector>, or the cluster's default connector when password login is
+off): svc listens on http://127.0.0.1:<random port>/callback, prints the URL to open and opens
+it in your browser ($BROWSER, open, or xdg-open when there is a display). Sign in at your
+identity provider; the browser comes back to svc, which stores the session like a password
+login. Connectors: GET https://<proxy>/v1/webapi/connectors/public.`,
+    )
     .addOption(json())
     .action(async (o) => login(o));
 
