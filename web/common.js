@@ -8,10 +8,12 @@ export function csrfToken() {
 }
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  constructor(status, code, message, body) {
     super(message);
     this.status = status;
     this.code = code;
+    /** the parsed error body (a 401 mfa_required also carries `mfa`) */
+    this.body = body;
   }
 }
 
@@ -28,14 +30,15 @@ export async function api(path, { method = "GET", body } = {}) {
   if (res.ok) return res;
   let code = "internal";
   let message = `HTTP ${res.status}`;
+  let errorBody;
   try {
-    const j = await res.json();
-    code = j?.error?.code ?? code;
-    message = j?.error?.message ?? message;
+    errorBody = await res.json();
+    code = errorBody?.error?.code ?? code;
+    message = errorBody?.error?.message ?? message;
   } catch {
     // not JSON: keep the status line
   }
-  throw new ApiError(res.status, code, message);
+  throw new ApiError(res.status, code, message, errorBody);
 }
 
 /** Sends the browser to the login page, coming back here afterwards. */
