@@ -1,6 +1,7 @@
 // Builds the auth server with every handler it serves, from the loaded CAs, state backend and
 // resource source. Shared by `svcd start` (embedded) and `svcd auth` (Kubernetes), so both run
 // exactly the same RPC set.
+import { readFile } from "node:fs/promises";
 import type { Backend } from "../core/backend/backend.ts";
 import type { CertificateAuthorities } from "../core/ca/authorities.ts";
 import type { Clock } from "../core/clock.ts";
@@ -10,15 +11,44 @@ import { AgentlessProbe } from "./auth/agent-probe.ts";
 import { AgentJoin } from "./auth/join-agent.ts";
 import { machineIdentityHandlers } from "./auth/machine-identity-deps.ts";
 import { type RunningAuthServer, startAuthServer } from "./auth/server.ts";
+import type { SsoOptions } from "./auth/sso/flow.ts";
+import { ConnectorSecretReader } from "./auth/sso/secrets.ts";
 import type { Config } from "./config.ts";
 import type { Logger } from "./logger.ts";
 import { proxyConfigFrom, relyingParty } from "./proxy/config.ts";
+import { configPath, roleKubeConfig } from "./roles/common.ts";
 import { SERVER_VERSION } from "./version.ts";
 import { authKeyMaterial, type TlsIdentity } from "./wiring.ts";
 
 export interface AuthRole {
   server: RunningAuthServer;
   close(): Promise<void>;
+}
+
+/**
+ * Single sign-on as the config says: connector secrets from files (relative to the data folder)
+ * and, with the Kubernetes source, from Secrets in auth's namespace; auth.sso.ca_file's anchors.
+ */
+export async function ssoOptions(config: Config): Promise<SsoOptions> {
+  const caFile = config.auth.sso?.ca_file;
+  let caPem: string | undefined;
+  if (caFile) {
+    try {
+      caPem = await readFile(configPath(config, caFile), "utf8");
+    } catch (err) {
+      throw new Error(
+        `cannot read auth.sso.ca_file ${caFile}: ${(err as NodeJS.ErrnoException).code ?? "error"}`,
+      );
+    }
+  }
+  const source = config.source;
+  const secrets = new ConnectorSecretReader({
+    baseDir: configPath(config, "."),
+    ...(source.type === "kubernetes"
+      ? { kube: { kubeConfig: roleKubeConfig(config), namespace: source.namespace } }
+      : {}),
+  });
+  return { secrets, ...(caPem ? { caPem } : {}) };
 }
 
 export async function startAuthRole(o: {
@@ -69,7 +99,10 @@ export async function startAuthRole(o: {
       serverVersion: SERVER_VERSION,
       minClientVersion: o.config.client_tools.min_version,
       recommendedClientVersion: o.config.client_tools.recommended_version,
+      localLogin: o.config.auth.local_login,
+      ...(o.config.auth.default_connector ? { defaultConnector: o.config.auth.default_connector } : {}),
     },
+    sso: await ssoOptions(o.config),
     lockout: {
       maxFailures: o.config.auth.lockout.max_failures,
       lockoutMs: parseDuration(o.config.auth.lockout.duration),

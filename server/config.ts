@@ -73,6 +73,22 @@ export const ConfigSchema = Type.Object(
           },
           { additionalProperties: false, default: {} },
         ),
+        /**
+         * Password logins (AuthenticateLocal). false: only single sign-on (and the first-admin
+         * reset link); the sign-in page and `svc login` then offer the connectors.
+         */
+        local_login: Type.Boolean({ default: true }),
+        /** The Connector `svc login` uses without --auth when local_login is false. */
+        default_connector: Type.Optional(
+          Type.String({ minLength: 1, maxLength: 253, pattern: "^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$" }),
+        ),
+        /** Single sign-on: extra trust anchors (PEM file) for reaching identity providers. */
+        sso: Type.Optional(
+          Type.Object(
+            { ca_file: Type.Optional(Type.String({ minLength: 1 })) },
+            { additionalProperties: false },
+          ),
+        ),
         /** Node join by cloud identity: the STS endpoints auth may forward proofs to (host or host:port). */
         iam: Type.Optional(
           Type.Object(

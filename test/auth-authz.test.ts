@@ -56,6 +56,10 @@ const EXPECTED: Record<string, string> = {
   DeleteNode: "admin (nodes/delete)",
   RevokeUserSessions: "admin (users/delete) or operator",
   GetJoinTokenUsage: "admin (tokens/list) or operator",
+  CreateSSOAuthRequest: "unauthenticated",
+  BindSSOAuthRequest: "unauthenticated",
+  ValidateSSOResponse: "unauthenticated",
+  ExchangeSSOCode: "unauthenticated",
 };
 
 type CallerName = "anonymous" | "user" | "admin" | "agent" | "bot" | "operator";

@@ -18,7 +18,7 @@ import { AUTHZ_TABLE, MFA_ENROLLMENT_RPCS } from "./authz.ts";
 import { attachCaller, type Caller } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
 import { rpcNameOf } from "./proto.ts";
-import type { SessionStore } from "./sessions.ts";
+import type { SessionStore, WebSession } from "./sessions.ts";
 
 /** Who a verified host-CA client certificate was issued to. */
 export type PeerIdentity =
@@ -31,8 +31,12 @@ export interface InterceptorDeps {
   sessions: SessionStore;
   /** Reads the identity a host-CA client certificate was issued to (undefined: none). */
   peerIdentity: (cert: PeerCertificate) => PeerIdentity | undefined;
-  /** The user still exists and is allowed to hold a session (not deleted, disabled or locked). */
-  userActive: (username: string) => Promise<boolean>;
+  /**
+   * The session's user still exists and may hold it (not deleted, disabled or locked; for a single
+   * sign-on session, the live SSO user of the same connector). Called before `can`/`requireMfa`,
+   * so it also loads what they need (an SSO user's record).
+   */
+  userActive: (username: string, session: WebSession) => Promise<boolean>;
   /** RBAC decision of core/rbac for the user's roles. */
   can: (username: string, resource: RuleResource, verb: RuleVerb) => boolean;
   /**
@@ -75,7 +79,8 @@ export async function authenticate(
     const m = /^Bearer ([^\s]+)$/.exec(authorization);
     if (!m?.[1]) throw new NotAuthenticatedError("authorization must be 'Bearer <session_id>'");
     const s = await deps.sessions.validate(m[1]);
-    if (!(await deps.userActive(s.username))) throw new NotAuthenticatedError("invalid or expired session");
+    if (!(await deps.userActive(s.username, s)))
+      throw new NotAuthenticatedError("invalid or expired session");
     const mfaMissing = deps.requireMfa?.(s.username) === true && !s.mfa;
     return {
       kind: "user",

@@ -10,7 +10,7 @@ import { BadParameterError, LimitExceededError, NotAuthenticatedError } from "..
 import type { JsonObject } from "../../core/json.ts";
 import { LoginThrottle, type ThrottlePolicy } from "./login-throttle.ts";
 import { getPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from "./passwords.ts";
-import type { SessionScope, SessionStore, WebSession } from "./sessions.ts";
+import type { CreateSessionOptions, SessionStore, WebSession } from "./sessions.ts";
 import { hasControlChars } from "./text.ts";
 import type { WebAuthnStore } from "./webauthn.ts";
 
@@ -146,11 +146,14 @@ export class LocalLogin {
     return this.completeLogin(username, fields);
   }
 
-  /** Issues the session once every factor passed (also used by the WebAuthn finish step). */
+  /**
+   * Issues the session once every factor passed (also used by the WebAuthn finish step and by
+   * single sign-on, which passes its connector and session cap).
+   */
   async completeLogin(
     username: string,
     fields: JsonObject,
-    o: { mfa?: boolean; scope?: SessionScope } = {},
+    o: CreateSessionOptions = {},
   ): Promise<LoginResult> {
     const { id, session } = await this.#d.sessions.create(username, o);
     await this.#d.backend.appendAudit({

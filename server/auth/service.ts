@@ -68,8 +68,10 @@ import {
   readRecording,
 } from "./recordings.ts";
 import { type Assigner, assertMayAssign } from "./role-assignment.ts";
-import { hashSecret, SessionStore } from "./sessions.ts";
+import { hashSecret, SessionStore, type WebSession } from "./sessions.ts";
 import { authorizeSshLogin, type SshLoginDeps } from "./ssh-login.ts";
+import { SsoFlow, type SsoOptions } from "./sso/flow.ts";
+import { SsoUsers } from "./sso/users.ts";
 import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } from "./user-cert-content.ts";
 import { checkRelyingParty, type RelyingParty, WebAuthnStore } from "./webauthn.ts";
 
@@ -90,6 +92,10 @@ export interface AuthServiceDeps {
     serverVersion: string;
     minClientVersion?: string;
     recommendedClientVersion?: string;
+    /** auth.local_login (default true): false refuses AuthenticateLocal. */
+    localLogin?: boolean;
+    /** auth.default_connector: the connector `svc login` uses without --auth. */
+    defaultConnector?: string;
   };
   lockout?: LockoutPolicy;
   /** Web session lifetime (config auth.session_ttl); default 12 h. */
@@ -112,6 +118,11 @@ export interface AuthServiceDeps {
   writer?: ResourceWriter;
   /** Overrides how a client certificate names its holder (default: URI SAN, see peer.ts). */
   peerIdentity?: (cert: PeerCertificate) => PeerIdentity | undefined;
+  /**
+   * Single sign-on through Connectors (sso/flow.ts): how connector secrets are read, extra CAs for
+   * the providers, protocols. Always served; the defaults read file references only.
+   */
+  sso?: SsoOptions;
 }
 
 export const AUDIT_DEFAULT_LIMIT = 50;
@@ -208,6 +219,9 @@ export class AuthService {
   readonly login: LocalLogin;
   readonly nodes: NodeStore;
   readonly resets: PasswordResets;
+  /** Single sign-on users (runtime records) and the flow that makes them. */
+  readonly ssoUsers: SsoUsers;
+  readonly sso: SsoFlow;
   readonly #adminUsers: AdminUsers;
   readonly #adminTokens: AdminJoinTokens;
   readonly #operatorHooks: OperatorHooks;
@@ -240,6 +254,19 @@ export class AuthService {
       ...(deps.lockout ? { lockout: deps.lockout } : {}),
     });
     this.resets = new PasswordResets({ backend: deps.backend, clock: deps.clock });
+    this.ssoUsers = new SsoUsers({ backend: deps.backend, clock: deps.clock });
+    this.sso = new SsoFlow({
+      ...deps.sso,
+      backend: deps.backend,
+      source: deps.source,
+      getRole: (name) => this.#getRole(name),
+      clock: deps.clock,
+      login: this.login,
+      webauthn: this.webauthn,
+      users: this.ssoUsers,
+      sessionTtlMs: this.sessions.ttlMs,
+      activeChecker: (name) => this.#activeChecker(name),
+    });
     const adminAudit = (e: { event_type: string; user_name: string; success: boolean; fields: JsonObject }) =>
       this.#audit(e);
     const writer = deps.writer ? { writer: managedBySvcctl(deps.writer) } : {};
@@ -264,25 +291,43 @@ export class AuthService {
       audit: adminAudit,
     });
     this.#unsubscribe = deps.source.subscribe((event) => {
+      if (event.resource.kind === "Connector" && event.type === "delete") {
+        void this.#forgetConnector(event.resource.metadata.name);
+        return;
+      }
       if (event.resource.kind !== "User") return;
       const name = event.resource.metadata.name;
       if (event.type === "delete") {
         void this.#forgetUser(name);
-      } else if (this.#activeChecker(name) === undefined) {
-        void this.#revokeAll(name, "user disabled or locked");
+      } else {
+        // A User resource taking the name of an SSO user ends that SSO user (its sessions name
+        // their connector, so they would not pass as the local user's anyway).
+        void this.#forgetSsoUser(name);
+        if (this.#activeChecker(name) === undefined) void this.#revokeAll(name, "user disabled or locked");
       }
     });
   }
 
   // ---- identity helpers ------------------------------------------------------------------
 
+  /**
+   * The User resource of the name, else the live SSO user's record as a User (loaded for this call
+   * by #loadSsoUser: see sso/users.ts).
+   */
   #user(name: string): User | undefined {
-    return this.#d.source.get("User", name);
+    return this.#d.source.get("User", name) ?? this.ssoUsers.cached(name)?.user;
+  }
+
+  /** Loads the SSO record of a name that has no User resource (before the synchronous checks). */
+  async #loadSsoUser(name: string): Promise<void> {
+    if (this.#d.source.get("User", name) === undefined) await this.ssoUsers.load(name);
   }
 
   checkerFor(name: string): AccessChecker | undefined {
     const user = this.#user(name);
     if (!user) return undefined;
+    // An SSO user's traits are the provider's claims: {{external.x}} and {{internal.x}} read them.
+    const external = this.#d.source.get("User", name) === undefined ? (user.spec.traits ?? {}) : undefined;
     // Sources replace a resource object on every change (core/sources/cache.ts), so the User
     // object and its Role objects' identities are their revision: a hit is exactly what a fresh
     // build would give, and any edit, lock or deletion misses.
@@ -292,7 +337,7 @@ export class AuthService {
       return hit.checker;
     }
     const byName = new Map(user.spec.roles.map((r, i) => [r, roles[i]]));
-    const checker = accessForUser(user, (r) => byName.get(r)).checker;
+    const checker = accessForUser(user, (r) => byName.get(r), external).checker;
     this.#checkers.set(user, { roles, checker });
     return checker;
   }
@@ -339,6 +384,45 @@ export class AuthService {
     }
   }
 
+  async #forgetConnector(name: string): Promise<void> {
+    try {
+      const r = await this.sso.connectorDeleted(name, (user) => this.sessions.revokeAll(user));
+      if (r.users > 0)
+        this.#d.logger.info(
+          { connector: name, users: r.users, sessions: r.sessions },
+          "connector deleted: its SSO users signed out",
+        );
+    } catch (err) {
+      this.#d.logger.error({ err, connector: name }, "signing out a deleted connector's users failed");
+    }
+  }
+
+  async #forgetSsoUser(name: string): Promise<void> {
+    try {
+      if (!(await this.ssoUsers.load(name))) return;
+      await this.ssoUsers.remove(name);
+      await this.#revokeAll(name, "a User resource took the name of an SSO user");
+    } catch (err) {
+      this.#d.logger.error({ err, user: name }, "ending an SSO user failed");
+    }
+  }
+
+  /**
+   * May this session's holder act now: a local session needs its User resource; an SSO session the
+   * live SSO user of its own connector (and no User resource of that name). Then the usual checks.
+   */
+  async #sessionActive(name: string, session: WebSession): Promise<boolean> {
+    const resource = this.#d.source.get("User", name);
+    if (session.connector === undefined) {
+      if (!resource) return false;
+    } else {
+      if (resource) return false;
+      const record = await this.ssoUsers.load(name);
+      if (!record || record.connector !== session.connector) return false;
+    }
+    return this.#activeChecker(name) !== undefined;
+  }
+
   async #forgetUser(name: string): Promise<void> {
     await this.#revokeAll(name, "user deleted");
     try {
@@ -358,6 +442,7 @@ export class AuthService {
       current: async (identity) => {
         switch (identity.kind) {
           case "user": {
+            await this.#loadSsoUser(identity.name);
             if (!this.#activeChecker(identity.name)) return undefined;
             const u = this.#user(identity.name);
             return u ? { roles: u.spec.roles, traits: u.spec.traits ?? {} } : undefined;
@@ -378,7 +463,7 @@ export class AuthService {
     return {
       sessions: this.sessions,
       peerIdentity: this.#d.peerIdentity ?? peerIdentityFromCertificate,
-      userActive: async (name) => this.#activeChecker(name) !== undefined,
+      userActive: (name, session) => this.#sessionActive(name, session),
       requireMfa: (name) => this.#activeChecker(name)?.options().requireMfa === true,
       can: (name, resource, verb) => this.#activeChecker(name)?.can(resource, verb) ?? false,
       // Nodes join through agentJoin; services acting as agents ("proxy:<name>") never do.
@@ -458,6 +543,7 @@ export class AuthService {
 
   readonly handlers: AuthServiceHandlers = {
     AuthenticateLocal: unary(async (req, _caller, call) => {
+      if (this.#d.cluster.localLogin === false) throw new AccessDeniedError("password login is disabled");
       const r = await this.login.login(
         req.username,
         req.password,
@@ -786,12 +872,20 @@ export class AuthService {
     FinishWebAuthnLogin: unary(async (req, _caller, call) => {
       const rp = rpFrom(this.#d.relyingParty, req.relying_party);
       const username = await this.webauthn.finishLogin(req.challenge_id, req.credential_json, rp);
+      await this.#loadSsoUser(username);
       // The user may have been deleted, disabled or role-locked since the password step. (Login
       // throttling is not checked here: the password step passed it, and others' failures for the
       // name must not stop the user.)
       if (this.#activeChecker(username) === undefined) {
         throw new NotAuthenticatedError("invalid username or password");
       }
+      // The second factor of a single sign-on login (no User resource: an SSO user).
+      if (this.#d.source.get("User", username) === undefined || req.sso_request_id !== "")
+        return this.sso.finishMfa(
+          username,
+          req.sso_request_id,
+          this.#clientAddress(req.client_address, call).slice(0, 128),
+        );
       const r = await this.login.completeLogin(
         username,
         {
@@ -866,6 +960,18 @@ export class AuthService {
       return {};
     }),
 
+    CreateSSOAuthRequest: unary(async (req, _caller, call) =>
+      this.sso.create(req, this.#clientAddress(req.client_address, call)),
+    ),
+    BindSSOAuthRequest: unary(async (req) => this.sso.bind(req)),
+    ValidateSSOResponse: unary(async (req, _caller, call) =>
+      this.sso.validate(req, {
+        clientAddress: this.#clientAddress(req.client_address, call),
+        rp: req.relying_party?.rp_id ? rpFrom(this.#d.relyingParty, req.relying_party) : undefined,
+      }),
+    ),
+    ExchangeSSOCode: unary(async (req) => this.sso.exchange(req)),
+
     GetPublicKeys: unary(async () => this.#d.keys.publicKeys()),
 
     GetClusterInfo: unary(async (): Promise<ClusterInfo> => {
@@ -875,6 +981,8 @@ export class AuthService {
         server_version: c.serverVersion,
         min_client_version: c.minClientVersion ?? "",
         recommended_client_version: c.recommendedClientVersion ?? c.serverVersion,
+        local_login: c.localLogin !== false,
+        default_connector: c.defaultConnector ?? "",
       };
     }),
   };

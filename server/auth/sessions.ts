@@ -3,7 +3,9 @@
 // by default). Each session records whether its login passed a second factor and its scope
 // ("mfa_enrollment": roles require MFA, no device yet; see interceptor.ts). A second key per
 // user indexes the sessions so that deleting or locking a user revokes all of them on every
-// replica that shares the backend.
+// replica that shares the backend. A single sign-on session names its connector: it belongs to the
+// SSO user of that connector only (never to a User resource that later takes the name), and may
+// be capped below the TTL (connector max_session_ttl, the provider's own limit).
 import { createHash, randomBytes } from "node:crypto";
 import type { Backend } from "../../core/backend/backend.ts";
 import type { Clock } from "../../core/clock.ts";
@@ -26,6 +28,17 @@ export interface WebSession {
   /** the login passed a second factor */
   mfa: boolean;
   scope: SessionScope;
+  /** Single sign-on: the Connector the login went through; undefined for local logins. */
+  connector?: string;
+}
+
+export interface CreateSessionOptions {
+  mfa?: boolean;
+  scope?: SessionScope;
+  /** Ends the session earlier than the TTL would (never later). */
+  notAfter?: Date;
+  /** Single sign-on: the Connector the login went through. */
+  connector?: string;
 }
 
 export function hashSecret(secret: string): string {
@@ -56,14 +69,13 @@ export class SessionStore {
   }
 
   /** Creates a session; the returned `id` is the only copy of the secret. */
-  async create(
-    username: string,
-    o: { mfa?: boolean; scope?: SessionScope } = {},
-  ): Promise<{ id: string; session: WebSession }> {
+  async create(username: string, o: CreateSessionOptions = {}): Promise<{ id: string; session: WebSession }> {
     const id = randomSecret(32);
     const hash = hashSecret(id);
     const created = this.#clock.now();
-    const expires = new Date(created.getTime() + this.#ttlMs);
+    const byTtl = created.getTime() + this.#ttlMs;
+    const expires = new Date(o.notAfter ? Math.min(byTtl, o.notAfter.getTime()) : byTtl);
+    if (expires.getTime() <= created.getTime()) throw new NotAuthenticatedError("the login has expired");
     const mfa = o.mfa === true;
     const scope = o.scope ?? "full";
     const value: JsonObject = {
@@ -72,10 +84,22 @@ export class SessionStore {
       expires: expires.toISOString(),
       mfa,
       scope,
+      ...(o.connector ? { connector: o.connector } : {}),
     };
     await this.#backend.create(SESSION_PREFIX + hash, value, { expires });
     await this.#backend.put(`${USER_INDEX_PREFIX}${username}/${hash}`, { hash }, { expires });
-    return { id, session: { username, hash, created, expires, mfa, scope } };
+    return {
+      id,
+      session: {
+        username,
+        hash,
+        created,
+        expires,
+        mfa,
+        scope,
+        ...(o.connector ? { connector: o.connector } : {}),
+      },
+    };
   }
 
   /** The live session for a bearer secret; NotAuthenticatedError when unknown, expired or revoked. */
@@ -98,6 +122,7 @@ export class SessionStore {
         // Sessions stored before these fields existed passed no second factor.
         mfa: v["mfa"] === true,
         scope: v["scope"] === "mfa_enrollment" ? "mfa_enrollment" : "full",
+        ...(typeof v["connector"] === "string" ? { connector: v["connector"] } : {}),
       };
     } catch (err) {
       if (isNotFound(err)) throw new NotAuthenticatedError("invalid or expired session");

@@ -5,6 +5,9 @@ export interface ClusterInfo {
   server_version?: string;
   min_client_version?: string;
   recommended_client_version?: string;
+  local_login?: boolean;
+  default_connector?: string;
+  _local_login?: "local_login";
 }
 
 export interface ClusterInfo__Output {
@@ -12,4 +15,7 @@ export interface ClusterInfo__Output {
   server_version: string;
   min_client_version: string;
   recommended_client_version: string;
+  local_login?: boolean;
+  default_connector: string;
+  _local_login?: "local_login";
 }
