@@ -448,12 +448,13 @@ describe("configuration", () => {
     ]);
     const tlsCert = await readFile(join(work, "tls.crt"), "utf8");
     const metadata = await (await fetch(idp.metadataUrl)).text();
+    let served = metadata;
     let fetches = 0;
     const server: Server = createServer(
       { key: await readFile(join(work, "tls.key")), cert: tlsCert },
       (_req, res) => {
         fetches++;
-        res.writeHead(200, { "content-type": "application/samlmetadata+xml" }).end(metadata);
+        res.writeHead(200, { "content-type": "application/samlmetadata+xml" }).end(served);
       },
     );
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
@@ -493,6 +494,28 @@ describe("configuration", () => {
         fromMetadata.validate({ samlResponse: otherIssuer }, b.pending),
         "not_authenticated",
         /identity provider/,
+      );
+
+      // Key rotation: the same protocol object follows the metadata once its cache lapses. Only
+      // another key published: refused; both keys published (a rollover): accepted.
+      const body = (pem: string) => pem.replace(/-----[A-Z ]+-----|\s+/g, "");
+      const idpBody = body(idp.certPem);
+      expect(metadata).toContain(idpBody);
+      served = metadata.replace(idpBody, body(otherCert));
+      clearIdpMetadataCache();
+      const c = await login(fromMetadata);
+      await refused(
+        fromMetadata.validate({ samlResponse: c.samlResponse }, c.pending),
+        "not_authenticated",
+        /not signed/,
+      );
+      const signing =
+        /<md:KeyDescriptor use="signing">[\s\S]*?<\/md:KeyDescriptor>/.exec(metadata)?.[0] ?? "";
+      served = metadata.replace(signing, `${signing.replace(idpBody, body(otherCert))}${signing}`);
+      clearIdpMetadataCache();
+      const d = await login(fromMetadata);
+      expect((await fromMetadata.validate({ samlResponse: d.samlResponse }, d.pending)).username).toBe(
+        "alice",
       );
     } finally {
       server.close();

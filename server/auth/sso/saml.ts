@@ -278,30 +278,33 @@ function decodeResponse(answer: ProviderAnswer, acsUrl: string): string {
   return b64;
 }
 
+type ResolvedIdp = { certs: string[]; ssoUrl: string; entityId?: string };
+
 class SamlProtocol implements SsoProtocol {
   readonly type = "saml" as const;
   readonly #connector: Connector;
   readonly #signing: SigningMaterial | undefined;
-  readonly #idp: { certs: string[]; ssoUrl: string; entityId?: string };
   readonly #deps: ProtocolDeps;
 
-  constructor(
-    connector: Connector,
-    signing: SigningMaterial | undefined,
-    idp: { certs: string[]; ssoUrl: string; entityId?: string },
-    deps: ProtocolDeps,
-  ) {
+  constructor(connector: Connector, signing: SigningMaterial | undefined, deps: ProtocolDeps) {
     this.#connector = connector;
     this.#signing = signing;
-    this.#idp = idp;
     this.#deps = deps;
   }
 
-  #saml(extra: Partial<SamlConfig>): SAML {
+  /**
+   * The provider's certificates and URL, resolved on every use: the flow keeps this object as long
+   * as the connector is unchanged, and metadata (cached a few minutes) is how keys rotate.
+   */
+  #idp(): Promise<ResolvedIdp> {
+    return resolveIdp(this.#connector.spec.settings as SamlSettings, this.#deps);
+  }
+
+  #saml(idp: ResolvedIdp, extra: Partial<SamlConfig>): SAML {
     return new SAML({
       ...baseOptions(this.#connector, this.#signing),
-      idpCert: this.#idp.certs,
-      entryPoint: this.#idp.ssoUrl,
+      idpCert: idp.certs,
+      entryPoint: idp.ssoUrl,
       ...extra,
     });
   }
@@ -310,7 +313,10 @@ class SamlProtocol implements SsoProtocol {
     // An ID must start with a letter or underscore (xsd:ID); 20 random bytes as hex.
     const id = `_${randomBytes(20).toString("hex")}`;
     const issued = this.#deps.clock.now().toISOString();
-    const saml = this.#saml({ generateUniqueId: () => id, validateInResponseTo: ValidateInResponseTo.never });
+    const saml = this.#saml(await this.#idp(), {
+      generateUniqueId: () => id,
+      validateInResponseTo: ValidateInResponseTo.never,
+    });
     const url = await saml.getAuthorizeUrlAsync(pending.requestId, undefined, {});
     return { url, extra: { authnRequestId: id, authnRequestIssued: issued } };
   }
@@ -322,6 +328,7 @@ class SamlProtocol implements SsoProtocol {
     const issued = pending.extra["authnRequestIssued"] ?? this.#deps.clock.now().toISOString();
     if (!requestId) throw new BadParameterError("the pending request has no SAML AuthnRequest ID");
     const samlResponse = decodeResponse(answer, acsUrl);
+    const idp = await this.#idp();
 
     // The library asks its cache whether InResponseTo names a request we sent; the only one
     // this login may answer is the pending request's.
@@ -332,7 +339,7 @@ class SamlProtocol implements SsoProtocol {
     };
     let assertionXml: string;
     try {
-      const saml = this.#saml({
+      const saml = this.#saml(idp, {
         validateInResponseTo: ValidateInResponseTo.always,
         requestIdExpirationPeriodMs: REQUEST_TTL_MS,
         cacheProvider: onlyThisRequest,
@@ -349,7 +356,7 @@ class SamlProtocol implements SsoProtocol {
       requestId,
       acsUrl,
       audience: requiredUrl(settings, "entity_id"),
-      ...(this.#idp.entityId ? { idpEntityId: this.#idp.entityId } : {}),
+      ...(idp.entityId ? { idpEntityId: idp.entityId } : {}),
       now: this.#deps.clock.now().getTime(),
     });
 
@@ -380,6 +387,7 @@ export const samlProtocol: ProtocolFactory = async (connector, secret, deps) => 
   requiredUrl(settings, "entity_id");
   requiredUrl(settings, "acs_url");
   const signing = signingMaterial(secret);
-  const idp = await resolveIdp(settings, deps);
-  return new SamlProtocol(connector, signing, idp, deps);
+  // Resolved once here so a connector that cannot work fails at once (FAILED_PRECONDITION).
+  await resolveIdp(settings, deps);
+  return new SamlProtocol(connector, signing, deps);
 };
