@@ -9,9 +9,10 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { XMLSerializer } from "@xmldom/xmldom";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml } from "yaml";
 import type { Clock } from "../core/clock.ts";
 import { SvcError } from "../core/errors.ts";
-import type { Connector } from "../core/resources/index.ts";
+import { type Connector, semanticProblems, validateResource } from "../core/resources/index.ts";
 import type { PendingProtocolState, ProtocolDeps, SsoProtocol } from "../server/auth/sso/protocol.ts";
 import { samlProtocol, samlServiceProviderMetadata } from "../server/auth/sso/saml.ts";
 import { clearIdpMetadataCache } from "../server/auth/sso/saml-metadata.ts";
@@ -565,5 +566,16 @@ describe("configuration", () => {
     expect(signed).toContain('AuthnRequestsSigned="true"');
     expect(signed).toContain(otherCert.split("\n")[1]!);
     expect(signed).not.toContain("PRIVATE KEY");
+  });
+
+  it("docs/sso-saml.md: every yaml example is a valid resource with no semantic problem", async () => {
+    const md = await readFile(join(import.meta.dirname, "..", "docs", "sso-saml.md"), "utf8");
+    const blocks = [...md.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)].map((m) => parseYaml(m[1] ?? ""));
+    expect(blocks.map((b) => b.kind)).toEqual(["Connector", "Connector", "Role"]);
+    for (const b of blocks) {
+      const v = validateResource(b);
+      expect(v.ok ? [] : v.errors, JSON.stringify(b.metadata)).toEqual([]);
+      expect(semanticProblems(b)).toEqual([]);
+    }
   });
 });
