@@ -414,6 +414,16 @@ describe("each rule, broken on a real response", () => {
     await refused(protocol.validate({ samlResponse }, pending), "not_authenticated", /already used/);
   });
 
+  it("accepts base64 wrapped in lines, and refuses a hostile non-base64 body in linear time", async () => {
+    const { samlResponse, pending } = await login(protocol);
+    const wrapped = samlResponse.replace(/.{76}/g, "$&\r\n");
+    expect((await protocol.validate({ samlResponse: wrapped }, pending)).username).toBe("alice");
+    const hostile = `${"A".repeat(300_000)}${"\n".repeat(200_000)}!`;
+    const t0 = performance.now();
+    await refused(protocol.validate({ samlResponse: hostile }, pending), "bad_parameter", /base64/);
+    expect(performance.now() - t0).toBeLessThan(500);
+  });
+
   it("answers malformed input with bad_parameter", async () => {
     const { pending } = await login(protocol);
     await refused(protocol.validate({}, pending), "bad_parameter", /missing/);

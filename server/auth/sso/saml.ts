@@ -258,10 +258,12 @@ function checkSignedAssertion(
 
 /** Decodes the POSTed SAMLResponse and checks the envelope's shape and Destination. */
 function decodeResponse(answer: ProviderAnswer, acsUrl: string): string {
-  const b64 = answer.samlResponse;
-  if (!b64) throw new BadParameterError("SAMLResponse is missing");
-  if (b64.length > MAX_RESPONSE_BASE64) throw new BadParameterError("SAMLResponse is too large");
-  if (!/^[A-Za-z0-9+/\r\n]+=*[\r\n]*$/.test(b64)) throw new BadParameterError("SAMLResponse is not base64");
+  const raw = answer.samlResponse;
+  if (!raw) throw new BadParameterError("SAMLResponse is missing");
+  if (raw.length > MAX_RESPONSE_BASE64) throw new BadParameterError("SAMLResponse is too large");
+  // Providers may wrap the base64 in lines; one linear pass removes them before the strict check.
+  const b64 = raw.replace(/[\r\n\t ]/g, "");
+  if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64)) throw new BadParameterError("SAMLResponse is not base64");
   const xml = Buffer.from(b64, "base64").toString("utf8");
   let root: Element;
   try {
