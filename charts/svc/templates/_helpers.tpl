@@ -147,6 +147,14 @@ auth:
   advertise_addr: "{{ include "svc.fullname" . }}-auth.{{ .Release.Namespace }}.svc:{{ .Values.auth.port }}"
   diagnostics_addr: "0.0.0.0:{{ .Values.auth.diagnosticsPort }}"
   session_ttl: {{ .Values.auth.sessionTTL | quote }}
+  local_login: {{ .Values.auth.localLogin }}
+  {{- with .Values.auth.defaultConnector }}
+  default_connector: {{ . | quote }}
+  {{- end }}
+  {{- if .Values.auth.sso.caConfigMap }}
+  sso:
+    ca_file: "/var/run/svc/sso-ca/{{ .Values.auth.sso.caKey }}"
+  {{- end }}
   tls_names:
     - "{{ include "svc.fullname" . }}-auth"
     - "{{ include "svc.fullname" . }}-auth.{{ .Release.Namespace }}"
