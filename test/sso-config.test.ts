@@ -61,7 +61,7 @@ describe("SSO configuration", () => {
     const r = await helm([
       "template",
       "t",
-      "charts/svc",
+      chart,
       "-f",
       ci("default"),
       "--set",
