@@ -23,6 +23,7 @@ import { ConnectorSecretReader } from "../server/auth/sso/secrets.ts";
 import { makePki, silentLogger, statusOf, type TestPki, testResources } from "./auth-fixture.ts";
 import { SoftKey } from "./auth-softkey.ts";
 import { fetchTrusting } from "./harness/idp/fetch.ts";
+import { type RunningGithubStandIn, startGithubStandIn } from "./harness/idp/github.ts";
 import { type RunningOidcProvider, startOidcProvider } from "./harness/idp/oidc.ts";
 
 const CALLBACK = "https://proxy.test:3080/v1/webapi/sso/callback";
@@ -31,6 +32,7 @@ const CLIENT_SECRET = `oidc-${randomBytes(12).toString("hex")}`;
 const PW = "idp-password";
 
 let idp: RunningOidcProvider;
+let gh: RunningGithubStandIn;
 let auth: RunningAuthServer;
 let client: AuthServiceClient;
 let source: MemorySource;
@@ -87,6 +89,19 @@ beforeAll(async () => {
       user("unverified", { email: "u@example.com", email_verified: false, groups: ["developers"] }),
     ],
   });
+  gh = await startGithubStandIn({
+    apps: [{ client_id: "gh-app", client_secret: CLIENT_SECRET, callback_url: CALLBACK }],
+    users: [
+      {
+        login: "Octo",
+        password: PW,
+        id: 42,
+        email: "octo@example.com",
+        orgs: [{ login: "acme", teams: ["admins", "devs"] }, { login: "other" }],
+      },
+      { login: "outsider", password: PW, id: 43, orgs: [{ login: "other", teams: ["devs"] }] },
+    ],
+  });
   pki = await makePki(clock);
   backend = new SqliteBackend({ path: ":memory:", clock, sweepIntervalMs: 0 });
   source = new MemorySource([
@@ -101,6 +116,24 @@ beforeAll(async () => {
     connector("corp2"),
     connector("by-name", {}, { username_claim: "preferred_username" }),
     connector("short", {}, { max_session_ttl: "10m" }),
+    {
+      apiVersion: API_VERSION,
+      kind: "Connector",
+      metadata: { name: "github" },
+      spec: {
+        type: "github",
+        display_name: "GitHub",
+        settings: {
+          client_id: "gh-app",
+          redirect_url: CALLBACK,
+          endpoint_url: gh.url,
+          api_endpoint_url: gh.apiUrl,
+          org: "acme",
+        },
+        client_secret_ref: { file: "client-secret" },
+        claims_to_roles: [{ claim: "teams", value: "acme/dev*", roles: ["access"] }],
+      },
+    },
   ]);
   auth = await startAuthServer({
     backend,
@@ -110,7 +143,8 @@ beforeAll(async () => {
     keys: pki.keys,
     cluster: { clusterName: "test", serverVersion: "0.1.0" },
     relyingParty: { rpId: RP.rp_id, rpName: RP.rp_name, origin: RP.origin },
-    sso: { secrets: new ConnectorSecretReader({ baseDir: dir }), caPem: idp.caPem },
+    // Both test providers' CAs, as one PEM bundle (auth.sso.ca_file may hold several).
+    sso: { secrets: new ConnectorSecretReader({ baseDir: dir }), caPem: `${idp.caPem}\n${gh.caPem}` },
     tls: { certPem: pki.serverCertPem, keyPem: pki.serverKeyPem, clientCaPems: [pki.hostCa.certPem] },
     port: 0,
   });
@@ -121,7 +155,7 @@ afterAll(async () => {
   client?.close();
   await auth?.close(2000);
   await backend?.close();
-  await idp?.stop();
+  await Promise.all([idp?.stop(), gh?.stop()]);
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
@@ -130,7 +164,7 @@ const sha256b64 = (s: string) => createHash("sha256").update(s).digest("base64ur
 
 /** The provider's login form driven over HTTP; returns the callback's query string. */
 async function signInAtProvider(authUrl: string, login: string): Promise<string> {
-  const f = fetchTrusting(idp.caPem);
+  const f = fetchTrusting(`${idp.caPem}\n${gh.caPem}`);
   const jar = new Map<string, string>();
   let url = authUrl;
   let method = "GET";
@@ -152,11 +186,17 @@ async function signInAtProvider(authUrl: string, login: string): Promise<string>
       continue;
     }
     const html = await res.text();
-    const action = /<form id="login" method="post" action="([^"]+)"/.exec(html)?.[1];
-    if (res.status !== 200 || !action) throw new Error(`provider page ${res.status}: ${html.slice(0, 300)}`);
-    url = new URL(action.replaceAll("&amp;", "&"), url).toString();
+    // The OpenID provider's form#login, or the GitHub stand-in's form#authorize.
+    const form = /<form id="(login|authorize)" method="post" action="([^"]+)"/.exec(html);
+    if (res.status !== 200 || !form?.[2])
+      throw new Error(`provider page ${res.status}: ${html.slice(0, 300)}`);
+    url = new URL(form[2].replaceAll("&amp;", "&"), url).toString();
     method = "POST";
     body = new URLSearchParams({ login, password: PW });
+    if (form[1] === "authorize") {
+      body.set("decision", "authorize");
+      body.set("authorization", /name="authorization" value="([^"]+)"/.exec(html)?.[1] ?? "");
+    }
   }
   throw new Error("too many steps at the provider");
 }
@@ -337,6 +377,31 @@ describe("OIDC login through auth", () => {
     const { query, b } = await browserLogin("short", "dave");
     const s = (await validate(query, b.binding)).login?.session;
     expect((s?.expires_unix_ms ?? 0) - (s?.created_unix_ms ?? 0)).toBe(10 * 60_000);
+  });
+});
+
+describe("GitHub login through auth", () => {
+  it("logs in an org member by login, with orgs and teams as claims", async () => {
+    const { req, query, b } = await browserLogin("github", "Octo");
+    expect(req.redirect_url.startsWith(`${gh.url}/login/oauth/authorize?`)).toBe(true);
+    const r = await validate(query, b.binding);
+    expect(r.username).toBe("octo");
+    expect(r.login?.session?.roles).toEqual(["access"]);
+    const audit = await lastLoginAudit("octo");
+    expect(audit?.fields).toMatchObject({ method: "github", connector: "github" });
+    const record = await auth.service.ssoUsers.load("octo");
+    expect(record?.traits).toMatchObject({
+      login: ["Octo"],
+      orgs: ["acme", "other"],
+      teams: ["acme/admins", "acme/devs"],
+    });
+  });
+
+  it("refuses a user outside settings.org", async () => {
+    const { query, b } = await browserLogin("github", "outsider");
+    const st = await statusOf(validate(query, b.binding));
+    expect(st.code).toBe(status.PERMISSION_DENIED);
+    expect(st.details).toMatch(/not a member of the GitHub organization acme/);
   });
 });
 
