@@ -17,7 +17,12 @@ import type { PendingProtocolState, ProtocolDeps, SsoProtocol } from "../server/
 import { samlProtocol, samlServiceProviderMetadata } from "../server/auth/sso/saml.ts";
 import { clearIdpMetadataCache } from "../server/auth/sso/saml-metadata.ts";
 import { launchChromium } from "./harness/chromium.ts";
-import { loginAtIdp, type RunningSamlIdp, startSamlIdp } from "./harness/saml-idp/saml-idp.ts";
+import {
+  loginAtIdp,
+  loginAtSamlIdpPage,
+  type RunningSamlIdp,
+  startSamlIdp,
+} from "./harness/saml-idp/saml-idp.ts";
 import {
   assertionOf,
   DSIG,
@@ -181,15 +186,22 @@ describe("a real login at SimpleSAMLphp", () => {
       });
       const page = await browser.context.newPage();
       await page.goto(url);
-      await page.fill("#username", "alice");
-      await page.fill("#password", "alice-pw");
-      await Promise.all([page.waitForURL(`${ACS}*`), page.click("#submit_button")]);
+      await loginAtSamlIdpPage(page, "alice", "alice-pw");
+      await page.waitForURL(`${ACS}*`);
       expect(await page.textContent("body")).toBe("received");
       expect(posted?.get("RelayState")).toBe(requestId);
       const pending = { requestId, nonce: "", codeVerifier: "", extra: extra ?? {} };
       const id = await protocol.validate({ samlResponse: posted?.get("SAMLResponse") ?? "" }, pending);
       expect(id.username).toBe("alice");
       expect(id.claims["groups"]).toEqual(["engineering", "oncall"]);
+
+      // A wrong password stays at the provider, which says so on its own page (its session
+      // cookie from the login above is dropped first, or it would sign alice in silently).
+      await browser.context.clearCookies();
+      const again = await protocol.loginUrl({ requestId: "browser-request-2", nonce: "", codeVerifier: "" });
+      const page2 = await browser.context.newPage();
+      await page2.goto(again.url);
+      await expect(loginAtSamlIdpPage(page2, "alice", "wrong")).rejects.toThrow(/refused the sign-in/);
     } finally {
       await browser.close();
     }

@@ -8,6 +8,7 @@ import { cp, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { Page } from "playwright-core";
 import { freePort } from "../ports.ts";
 
 const run = promisify(execFile);
@@ -238,4 +239,30 @@ export async function loginAtIdp(
   const action = /<form\b[^>]*\baction="([^"]*)"/i.exec(answer)?.[1];
   if (!samlResponse || !action) throw new Error(`the provider answered no SAMLResponse (HTTP ${res.status})`);
   return { action: decodeHtml(action), samlResponse, relayState: hiddenInput(answer, "RelayState") ?? "" };
+}
+
+/**
+ * On SimpleSAMLphp's login page (the page must be showing it, or about to): fills in the user
+ * and password, submits, and waits until the browser has left the provider (its auto-submitted
+ * form posts the SAMLResponse to the ACS URL). Throws with the page's error text when the
+ * provider refuses the password.
+ */
+export async function loginAtSamlIdpPage(page: Page, username: string, password: string): Promise<void> {
+  const form = page.locator('form[name="f"]');
+  await form.waitFor({ timeout: 15_000 });
+  const origin = new URL(page.url()).origin;
+  await form.locator("#username").fill(username);
+  await form.locator("#password").fill(password);
+  await form.locator("#submit_button").click();
+  const left = page
+    .waitForURL((u) => u.origin !== origin, { waitUntil: "commit", timeout: 15_000 })
+    .then(() => null);
+  const refused = page
+    .locator("img.erroricon")
+    .waitFor({ timeout: 15_000 })
+    .then(async () => ((await page.locator("h2").first().textContent()) ?? "refused").trim());
+  left.catch(() => undefined);
+  refused.catch(() => undefined);
+  const error = await Promise.race([left, refused]);
+  if (error !== null) throw new Error(`the provider refused the sign-in: ${error}`);
 }
