@@ -22,9 +22,9 @@ import { type RunningAuthServer, startAuthServer } from "../server/auth/server.t
 import { ConnectorSecretReader } from "../server/auth/sso/secrets.ts";
 import { makePki, silentLogger, statusOf, type TestPki, testResources } from "./auth-fixture.ts";
 import { SoftKey } from "./auth-softkey.ts";
-import { fetchTrusting } from "./harness/idp/fetch.ts";
 import { type RunningGithubStandIn, startGithubStandIn } from "./harness/idp/github.ts";
 import { type RunningOidcProvider, startOidcProvider } from "./harness/idp/oidc.ts";
+import { signInAtProvider as signInAt } from "./sso-provider-login.ts";
 
 const CALLBACK = "https://proxy.test:3080/v1/webapi/sso/callback";
 const RP = { rp_id: "proxy.test", rp_name: "svc", origin: "https://proxy.test:3080" };
@@ -163,42 +163,8 @@ const sha256hex = (s: string) => createHash("sha256").update(s).digest("hex");
 const sha256b64 = (s: string) => createHash("sha256").update(s).digest("base64url");
 
 /** The provider's login form driven over HTTP; returns the callback's query string. */
-async function signInAtProvider(authUrl: string, login: string): Promise<string> {
-  const f = fetchTrusting(`${idp.caPem}\n${gh.caPem}`);
-  const jar = new Map<string, string>();
-  let url = authUrl;
-  let method = "GET";
-  let body: URLSearchParams | undefined;
-  for (let step = 0; step < 20; step++) {
-    if (url.startsWith(CALLBACK)) return new URL(url).search.slice(1);
-    const cookie = [...jar].map(([k, v]) => `${k}=${v}`).join("; ");
-    const res = await f(url, { method, headers: cookie ? { cookie } : {}, ...(body ? { body } : {}) });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair = ""] = c.split(";");
-      const i = pair.indexOf("=");
-      jar.set(pair.slice(0, i), pair.slice(i + 1));
-    }
-    const location = res.headers.get("location");
-    if (res.status >= 300 && res.status < 400 && location) {
-      url = new URL(location, url).toString();
-      method = "GET";
-      body = undefined;
-      continue;
-    }
-    const html = await res.text();
-    // The OpenID provider's form#login, or the GitHub stand-in's form#authorize.
-    const form = /<form id="(login|authorize)" method="post" action="([^"]+)"/.exec(html);
-    if (res.status !== 200 || !form?.[2])
-      throw new Error(`provider page ${res.status}: ${html.slice(0, 300)}`);
-    url = new URL(form[2].replaceAll("&amp;", "&"), url).toString();
-    method = "POST";
-    body = new URLSearchParams({ login, password: PW });
-    if (form[1] === "authorize") {
-      body.set("decision", "authorize");
-      body.set("authorization", /name="authorization" value="([^"]+)"/.exec(html)?.[1] ?? "");
-    }
-  }
-  throw new Error("too many steps at the provider");
+function signInAtProvider(authUrl: string, login: string): Promise<string> {
+  return signInAt({ authUrl, login, password: PW, caPem: `${idp.caPem}\n${gh.caPem}`, callback: CALLBACK });
 }
 
 interface Browser {
