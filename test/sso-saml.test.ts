@@ -426,6 +426,26 @@ describe("each rule, broken on a real response", () => {
     await refused(protocol.validate({ samlResponse }, pending), "not_authenticated", /already used/);
   });
 
+  it("turns the provider's error status into not_authenticated with its code, never its message", async () => {
+    const { samlResponse, pending } = await login(protocol);
+    const failed = editOnly(samlResponse, (a, doc) => {
+      doc.documentElement.removeChild(a);
+      const code = first(doc, SAMLP, "StatusCode");
+      code.setAttribute("Value", "urn:oasis:names:tc:SAML:2.0:status:Responder");
+      const inner = doc.createElementNS(SAMLP, "samlp:StatusCode");
+      inner.setAttribute("Value", "urn:oasis:names:tc:SAML:2.0:status:AuthnFailed");
+      code.appendChild(inner);
+      const message = doc.createElementNS(SAMLP, "samlp:StatusMessage");
+      message.appendChild(doc.createTextNode("alice <script>alert(1)</script>"));
+      first(doc, SAMLP, "Status").appendChild(message);
+    });
+    await refused(
+      protocol.validate({ samlResponse: failed }, pending),
+      "not_authenticated",
+      /refused the login \(Responder\)/,
+    );
+  });
+
   it("accepts base64 wrapped in lines, and refuses a hostile non-base64 body in linear time", async () => {
     const { samlResponse, pending } = await login(protocol);
     const wrapped = samlResponse.replace(/.{76}/g, "$&\r\n");
