@@ -2,6 +2,7 @@
 // a code flow with PKCE through its own login page for a certified relying-party library, and
 // its controls (key rotation, a spoiled ID token) act; the GitHub stand-in checks the client
 // secret, the one-time code and the token like GitHub does.
+import { execFile } from "node:child_process";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import * as oidc from "openid-client";
@@ -276,5 +277,41 @@ describe("GitHub stand-in", () => {
     await page.goto(q(cb));
     await cancelAtGithub(page);
     expect(new URL(page.url()).searchParams.get("error")).toBe("access_denied");
+  });
+});
+
+describe("provider processes", () => {
+  const alive = (pid: number): boolean => {
+    try {
+      process.kill(pid, 0);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+
+  it("end on stop() and when the process that started them is SIGKILLed", async () => {
+    const oidcModule = new URL("./harness/idp/oidc.ts", import.meta.url).href;
+    const ghModule = new URL("./harness/idp/github.ts", import.meta.url).href;
+    const script =
+      `const { startOidcProvider } = await import(${JSON.stringify(oidcModule)});` +
+      `const { startGithubStandIn } = await import(${JSON.stringify(ghModule)});` +
+      "const stopped = await startGithubStandIn({ apps: [], users: [] }); await stopped.stop();" +
+      "const a = await startOidcProvider({ clients: [], users: [] });" +
+      "const b = await startGithubStandIn({ apps: [], users: [] });" +
+      "process.stdout.write(JSON.stringify([stopped.pid, a.pid, b.pid]) + '\\n');" +
+      "process.kill(process.pid, 'SIGKILL');";
+    const out = await new Promise<string>((resolve) => {
+      execFile(process.execPath, ["--input-type=module", "-e", script], { timeout: 30_000 }, (_err, stdout) =>
+        resolve(stdout),
+      );
+    });
+    const pids = JSON.parse(out.trim()) as number[];
+    expect(pids).toHaveLength(3);
+    expect(alive(pids[0] ?? 0)).toBe(false);
+    // The IPC channel closes with the parent, and the watchdog checks every second.
+    const deadline = Date.now() + 10_000;
+    while (pids.some(alive) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+    expect(pids.filter(alive)).toEqual([]);
   });
 });

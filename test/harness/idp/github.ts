@@ -31,6 +31,8 @@ export interface RunningGithubStandIn {
     tokensIssued: number;
     apiRequests: number;
   }>;
+  /** the provider process's id */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -51,6 +53,7 @@ export async function startGithubStandIn(o: GithubStandInOptions): Promise<Runni
     apiUrl: String(proc.ready["apiUrl"]),
     caPem: tls.caPem,
     stats: async () => (await proc.control("stats")) as Awaited<ReturnType<RunningGithubStandIn["stats"]>>,
+    pid: proc.pid,
     stop: () => proc.stop(),
   };
 }

@@ -31,6 +31,8 @@ export interface RunningOidcProvider {
   misbehave(mode: MisbehaveMode, seconds?: number): Promise<void>;
   /** Requests seen so far, and the current kid. */
   stats(): Promise<{ jwksFetches: number; tokenRequests: number; idTokensTampered: number; kid: string }>;
+  /** the provider process's id */
+  pid: number;
   stop(): Promise<void>;
 }
 
@@ -52,6 +54,7 @@ export async function startOidcProvider(o: OidcProviderOptions): Promise<Running
       await proc.control("misbehave", { mode, seconds });
     },
     stats: async () => (await proc.control("stats")) as Awaited<ReturnType<RunningOidcProvider["stats"]>>,
+    pid: proc.pid,
     stop: () => proc.stop(),
   };
 }

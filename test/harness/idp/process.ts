@@ -21,6 +21,8 @@ export interface ControlAnswer {
 export interface HarnessProcess {
   /** What the child reported when it was ready (its URL etc.). */
   ready: Record<string, unknown>;
+  /** the provider process's id */
+  pid: number;
   control(op: string, args?: unknown): Promise<unknown>;
   stop(): Promise<void>;
 }
@@ -83,6 +85,7 @@ export async function startHarnessProcess(entry: string, config: unknown): Promi
 
   return {
     ready,
+    pid: child.pid ?? 0,
     control: (op, args) =>
       new Promise((resolve, reject) => {
         if (!child.connected) {
