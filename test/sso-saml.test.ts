@@ -273,6 +273,19 @@ describe("each rule, broken on a real response", () => {
     await refused(protocol.validate({ samlResponse: tampered }, pending), "not_authenticated", /not signed/);
   });
 
+  it("refuses an HMAC signature keyed with the provider's public certificate (key confusion)", async () => {
+    const { samlResponse, pending } = await login(protocol);
+    const tampered = editAndResign(
+      samlResponse,
+      (a) => setAttributeValues(a, "groups", ["admins"]),
+      idp.certPem,
+      idp.certPem,
+      { hmac: true },
+    );
+    expect(Buffer.from(tampered, "base64").toString()).toContain("hmac-sha1");
+    await refused(protocol.validate({ samlResponse: tampered }, pending), "not_authenticated", /not signed/);
+  });
+
   it("refuses an attribute modified after signing", async () => {
     const { samlResponse, pending } = await login(protocol);
     const tampered = editOnly(samlResponse, (a) => setAttributeValues(a, "groups", ["admins"]));

