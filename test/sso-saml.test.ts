@@ -286,6 +286,33 @@ describe("each rule, broken on a real response", () => {
     await refused(protocol.validate({ samlResponse: tampered }, pending), "not_authenticated", /not signed/);
   });
 
+  it("reads a NameID or value split by an XML comment whole (comments are outside the signature)", async () => {
+    // The known attack: a provider signs "alice@corp.test.evil.test"; a comment after
+    // "alice@corp.test" keeps the signature valid, and a parser reading the first text node
+    // would see "alice@corp.test". Here the whole name must come through.
+    const { samlResponse, pending } = await login(protocol);
+    const split = (el: Element, at: number) => {
+      const text = el.textContent ?? "";
+      while (el.firstChild) el.removeChild(el.firstChild);
+      const doc = el.ownerDocument;
+      el.appendChild(doc.createTextNode(text.slice(0, at)));
+      el.appendChild(doc.createComment(""));
+      el.appendChild(doc.createTextNode(text.slice(at)));
+    };
+    const tampered = editOnly(samlResponse, (a) => {
+      split(first(a, SAML, "NameID"), 2);
+      const groups = Array.from(a.getElementsByTagNameNS(SAML, "Attribute")).find(
+        (x) => x.getAttribute("Name") === "groups",
+      )!;
+      split(first(groups, SAML, "AttributeValue"), 4);
+    });
+    expect(Buffer.from(tampered, "base64").toString()).toContain("al<!---->ice");
+    const id = await protocol.validate({ samlResponse: tampered }, pending);
+    expect(id.username).toBe("alice");
+    expect(id.subject).toBe("alice");
+    expect(id.claims["groups"]).toEqual(["engineering", "oncall"]);
+  });
+
   it("refuses an attribute modified after signing", async () => {
     const { samlResponse, pending } = await login(protocol);
     const tampered = editOnly(samlResponse, (a) => setAttributeValues(a, "groups", ["admins"]));
