@@ -638,6 +638,24 @@ describe("configuration", () => {
     }
   });
 
+  it("takes idp_certificate as PEM or bare base64, and refuses one that is not a certificate", async () => {
+    const bare = idp.certPem.replace(/-----[A-Z ]+-----|\s+/g, "");
+    const fromBare = await samlProtocol(connector({ idp_certificate: bare }), undefined, deps);
+    const a = await login(fromBare);
+    expect((await fromBare.validate({ samlResponse: a.samlResponse }, a.pending)).username).toBe("alice");
+    const broken = `-----BEGIN CERTIFICATE-----\n${bare.slice(0, 200)}\n-----END CERTIFICATE-----\n`;
+    await refused(
+      samlProtocol(connector({ idp_certificate: broken }), undefined, deps),
+      "precondition_failed",
+      /not a certificate/,
+    );
+    await refused(
+      samlProtocol(connector({ idp_certificate: "<the IdP certificate>" }), undefined, deps),
+      "precondition_failed",
+      /no PEM certificate/,
+    );
+  });
+
   it("publishes SP metadata: entity id, ACS URL, signed assertions wanted, the signing certificate", async () => {
     const plain = samlServiceProviderMetadata(connector({}));
     expect(plain).toContain(`entityID="${SP}"`);

@@ -4,7 +4,7 @@
 // provider, the verified bytes only), audience, timestamps and InResponseTo; this file then checks
 // what the library does not (recipient, destination, bearer confirmation, our clock, replay)
 // on the signed assertion alone, never on the unsigned envelope around it.
-import { createPrivateKey, randomBytes } from "node:crypto";
+import { createPrivateKey, randomBytes, X509Certificate } from "node:crypto";
 import { type CacheProvider, SAML, type SamlConfig, ValidateInResponseTo } from "@node-saml/node-saml";
 import { BadParameterError, PreconditionFailedError } from "../../../core/errors.ts";
 import type { Connector } from "../../../core/resources/index.ts";
@@ -18,7 +18,7 @@ import type {
   SsoProtocol,
 } from "./protocol.ts";
 import { checkSignedAssertion, decodeResponse, deny, refusal, SAML_CLOCK_SKEW_MS } from "./saml-assertion.ts";
-import { fetchIdpMetadata, type IdpMetadata } from "./saml-metadata.ts";
+import { certBodyToPem, fetchIdpMetadata, type IdpMetadata } from "./saml-metadata.ts";
 
 export { SAML_CLOCK_SKEW_MS };
 
@@ -90,6 +90,29 @@ export function samlServiceProviderMetadata(connector: Connector, secret?: Conne
   return saml.generateServiceProviderMetadata(null, signing?.cert ?? null);
 }
 
+/**
+ * The certificates of settings.idp_certificate: PEM blocks (several during a rollover), or the
+ * bare base64 some providers show. Each must parse, so a pasting mistake fails as a connector
+ * problem rather than as "not signed" at every login.
+ */
+function configuredCerts(value: string | undefined): string[] {
+  if (!value?.trim()) return [];
+  const blocks = value.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? [];
+  const bare = value.replace(/\s+/g, "");
+  const pems = blocks.length > 0 ? blocks : /^[A-Za-z0-9+/]+={0,2}$/.test(bare) ? [certBodyToPem(bare)] : [];
+  for (const pem of pems) {
+    try {
+      new X509Certificate(pem);
+    } catch {
+      throw new PreconditionFailedError("settings.idp_certificate holds something that is not a certificate");
+    }
+  }
+  if (pems.length === 0) {
+    throw new PreconditionFailedError("settings.idp_certificate holds no PEM certificate");
+  }
+  return pems;
+}
+
 /** Where the IdP's certificates and SSO URL come from: settings, else the metadata URL. */
 async function resolveIdp(
   settings: SamlSettings,
@@ -99,10 +122,7 @@ async function resolveIdp(
   if (settings.idp_metadata_url) {
     metadata = await fetchIdpMetadata(settings.idp_metadata_url, deps.caPem, deps.clock.now().getTime());
   }
-  const certs = metadata
-    ? metadata.signingCerts
-    : (settings.idp_certificate?.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ??
-      []);
+  const certs = metadata ? metadata.signingCerts : configuredCerts(settings.idp_certificate);
   if (certs.length === 0) {
     throw new PreconditionFailedError(
       "SAML connectors need settings.idp_certificate (PEM) or settings.idp_metadata_url",
