@@ -57,6 +57,8 @@ export function authRules(proxyIdentitySecret: string, firstAdminSecret: string)
       resources: ["agentidentities/status", "jointokens/status"],
       verbs: ["patch"],
     },
+    // get: the CA Secrets and, at each single sign-on login, the Secret a Connector's
+    // client_secret_ref names (never list/watch: docs/sso-security.md "Connector secrets").
     { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create"] },
     {
       apiGroups: [""],
