@@ -39,7 +39,8 @@ const escapeHtml = (s: string) =>
     (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c] ?? c,
   );
 
-function page(res: ServerResponse, status: number, title: string, text: string): void {
+/** Answers a small page; resolves once it is handed to the socket. */
+function page(res: ServerResponse, status: number, title: string, text: string): Promise<void> {
   const body = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>${escapeHtml(title)}</title></head><body><h1>${escapeHtml(title)}</h1><p id="message">${escapeHtml(text)}</p></body></html>\n`;
   res.writeHead(status, {
     "content-type": "text/html; charset=utf-8",
@@ -49,7 +50,7 @@ function page(res: ServerResponse, status: number, title: string, text: string):
     "referrer-policy": "no-referrer",
     connection: "close",
   });
-  res.end(body);
+  return new Promise((resolve) => res.end(body, () => resolve()));
 }
 
 /**
@@ -77,37 +78,43 @@ interface Loopback {
   server: Server;
   redirectUrl: string;
   /** resolves with the code the browser brings, rejects on the provider's error */
-  code: Promise<{ code: string; answer: (ok: boolean, text: string) => void }>;
+  code: Promise<Arrival>;
+}
+
+interface Arrival {
+  code: string;
+  /** the page for the browser; resolves once written */
+  answer: (ok: boolean, text: string) => Promise<void>;
 }
 
 /** The listener the browser comes back to; only GET /callback, only the first arrival counts. */
 async function listenLoopback(): Promise<Loopback> {
   let settled = false;
-  let resolveCode: (v: { code: string; answer: (ok: boolean, text: string) => void }) => void = () => {};
+  let resolveCode: (v: Arrival) => void = () => {};
   let rejectCode: (err: Error) => void = () => {};
-  const code = new Promise<{ code: string; answer: (ok: boolean, text: string) => void }>((res, rej) => {
+  const code = new Promise<Arrival>((res, rej) => {
     resolveCode = res;
     rejectCode = rej;
   });
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? "/", "http://127.0.0.1");
     if (req.method !== "GET" || url.pathname !== "/callback") {
-      page(res, 404, "Not found", "This address only receives the end of an svc sign-in.");
+      void page(res, 404, "Not found", "This address only receives the end of an svc sign-in.");
       return;
     }
     if (settled) {
-      page(res, 410, "Already used", "This sign-in has already finished; look at your terminal.");
+      void page(res, 410, "Already used", "This sign-in has already finished; look at your terminal.");
       return;
     }
     const error = url.searchParams.get("error");
     const got = url.searchParams.get("code");
     if (error !== null || got === null || !/^[A-Za-z0-9_-]{16,128}$/.test(got)) {
       settled = true;
-      page(res, 400, "Sign-in failed", "The sign-in did not complete; look at your terminal.");
-      rejectCode(
-        new NotAuthenticatedError(
-          `the browser came back without a sign-in code${error ? ` (${error})` : ""}`,
-        ),
+      const why = new NotAuthenticatedError(
+        `the browser came back without a sign-in code${error ? ` (${error.slice(0, 64)})` : ""}`,
+      );
+      void page(res, 400, "Sign-in failed", "The sign-in did not complete; look at your terminal.").then(() =>
+        rejectCode(why),
       );
       return;
     }
@@ -139,7 +146,9 @@ export async function ssoLogin(o: SsoLoginOptions): Promise<SsoSession> {
     );
     o.say(`To sign in through ${o.connector}, open this URL in a browser:\n\n  ${started.login_url}\n`);
     if (o.openBrowser && openInBrowser(started.login_url)) o.say("(opening it in your browser)");
-    o.say(`Waiting up to ${Math.round(o.timeoutMs / 1000)} s for the browser to finish...`);
+    o.say(
+      `Waiting up to ${Math.round(o.timeoutMs / 1000)} s for the browser to come back to ${loopback.redirectUrl} ...`,
+    );
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(
         () =>
@@ -157,18 +166,22 @@ export async function ssoLogin(o: SsoLoginOptions): Promise<SsoSession> {
       const session = await proxyCall<SsoSession>(o.target, "POST", "/v1/webapi/sso/exchange", {
         body: { code: arrived.code, code_verifier: verifier },
       });
-      arrived.answer(true, "You are signed in to svc. You may close this tab and go back to your terminal.");
+      await arrived.answer(
+        true,
+        "You are signed in to svc. You may close this tab and go back to your terminal.",
+      );
       return session;
     } catch (err) {
-      arrived.answer(false, "The sign-in could not be completed; look at your terminal.");
+      await arrived.answer(false, "The sign-in could not be completed; look at your terminal.");
       throw err;
     }
   } finally {
     clearTimeout(timer);
-    // Let the answer page reach the browser, then stop listening.
+    // The answer page is written by now; a browser's spare (pre-connected) sockets would
+    // otherwise hold the process until their timeout.
     await new Promise<void>((resolve) => {
       loopback.server.close(() => resolve());
-      loopback.server.closeIdleConnections();
+      loopback.server.closeAllConnections();
     });
   }
 }
