@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { API_VERSION } from "../core/resources/index.ts";
 import { SSO_COOKIE } from "../server/proxy/sso-cookie.ts";
 import { type ProxyFixture, PUBLIC_ORIGIN, startProxyFixture } from "./proxy-fixture.ts";
-import { cookieAttributes, type HttpResponse } from "./proxy-https-client.ts";
+import { cookieAttributes, cookieHeader, type HttpResponse } from "./proxy-https-client.ts";
 
 let fx: ProxyFixture;
 let dir: string;
@@ -198,7 +198,127 @@ describe("cross-site requests", () => {
   });
 });
 
+describe("browser start", () => {
+  it("sets the binding cookie (Secure, HttpOnly, SameSite=None, Path=/, 10 min) and sends the browser to the provider", async () => {
+    const res = await fx.client.send({
+      path: "/v1/webapi/sso/gh/login?redirect_url=%2Fweb%2Fterminal%3Fnode%3Dn1",
+    });
+    expect(res.status, res.text).toBe(302);
+    const to = new URL(String(res.headers.location));
+    expect(`${to.origin}${to.pathname}`).toBe("https://github.example/login/oauth/authorize");
+    expect(to.searchParams.get("client_id")).toBe("client-1");
+    expect(to.searchParams.get("redirect_uri")).toBe(`${PUBLIC_ORIGIN}/v1/webapi/sso/callback`);
+    expect(to.searchParams.get("state")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const cookie = cookieAttributes(res.setCookies, SSO_COOKIE);
+    expect(cookie?.get("value")).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(cookie?.get("max-age")).toBe("600");
+    expect(cookie?.get("path")).toBe("/");
+    expect(cookie?.get("samesite")).toBe("None");
+    expect(cookie?.has("secure")).toBe(true);
+    expect(cookie?.has("httponly")).toBe(true);
+    expect(cookie?.has("domain")).toBe(false);
+    // The state is not the cookie; neither the secret nor the cookie is anywhere else.
+    expect(to.searchParams.get("state")).not.toBe(cookie?.get("value"));
+    expect(res.headers.location).not.toContain(cookie?.get("value") ?? "-");
+    expectNoSecret(res);
+  });
+
+  it("an unknown connector is 404 (JSON, or a page for a browser)", async () => {
+    expectJsonError(await fx.client.send({ path: "/v1/webapi/sso/nope/login" }), 404, "not_found");
+    const page = await fx.client.send({ path: "/v1/webapi/sso/nope/login", headers: { accept: HTML } });
+    expect(page.status).toBe(404);
+    expect(page.text).toContain("Sign-in failed");
+  });
+
+  it("a connector whose secret cannot be read is 412, without saying more than that", async () => {
+    // The fixture's own github connector names a Kubernetes Secret, which embedded auth cannot read.
+    const res = await fx.client.send({ path: "/v1/webapi/sso/github/login" });
+    expectJsonError(res, 412, "precondition_failed");
+    expect(res.text).not.toContain("client_secret");
+  });
+});
+
+describe("CLI start and its browser leg", () => {
+  it("answers the URL to open; opening it binds the browser once and goes to the provider", async () => {
+    const res = await fx.client.send({
+      method: "POST",
+      path: "/v1/webapi/sso/gh/cli",
+      body: { redirect_url: "http://127.0.0.1:45678/callback", code_challenge: challenge(VERIFIER) },
+    });
+    expect(res.status, res.text).toBe(200);
+    const started = res.json as { request_id: string; login_url: string; expires_at: string };
+    expect(started.login_url).toBe(`${PUBLIC_ORIGIN}/v1/webapi/sso/requests/${started.request_id}`);
+    expect(Date.parse(started.expires_at) - Date.now()).toBeGreaterThan(9 * 60_000);
+    expectNoSecret(res);
+
+    const path = new URL(started.login_url).pathname;
+    const opened = await fx.client.send({ path });
+    expect(opened.status, opened.text).toBe(302);
+    expect(String(opened.headers.location)).toMatch(/^https:\/\/github\.example\/login\/oauth\/authorize\?/);
+    expect(cookieAttributes(opened.setCookies, SSO_COOKIE)?.get("samesite")).toBe("None");
+    // Only the first browser binds it: a second one (someone the link was forwarded to) is refused.
+    const again = await fx.client.send({ path, headers: { accept: HTML } });
+    expect(again.status).toBeGreaterThanOrEqual(400);
+    expect(again.status).toBeLessThan(500);
+    expect(again.headers.location).toBeUndefined();
+  });
+
+  it("an unknown request id is refused; a malformed one is 400", async () => {
+    const unknown = await fx.client.send({
+      path: `/v1/webapi/sso/requests/${randomBytes(32).toString("base64url")}`,
+    });
+    expect([401, 403, 404]).toContain(unknown.status);
+    expectJsonError(
+      await fx.client.send({ path: "/v1/webapi/sso/requests/..%2F..%2Fetc" }),
+      400,
+      "bad_parameter",
+    );
+  });
+
+  it("a made-up code is refused at the exchange (4xx), a malformed verifier is 400", async () => {
+    const made = await fx.client.send({
+      method: "POST",
+      path: "/v1/webapi/sso/exchange",
+      body: { code: randomBytes(32).toString("base64url"), code_verifier: VERIFIER },
+    });
+    expect([401, 403, 404]).toContain(made.status);
+    expect(made.setCookies).toEqual([]);
+    const bad = await fx.client.send({
+      method: "POST",
+      path: "/v1/webapi/sso/exchange",
+      body: { code: randomBytes(32).toString("base64url"), code_verifier: "short" },
+    });
+    expectJsonError(bad, 400, "bad_parameter");
+  });
+});
+
 describe("callbacks", () => {
+  it("a callback with another browser's binding cookie is refused and the cookie cleared", async () => {
+    const start = await fx.client.send({ path: "/v1/webapi/sso/gh/login" });
+    const state = new URL(String(start.headers.location)).searchParams.get("state") ?? "";
+    const res = await fx.client.send({
+      path: `/v1/webapi/sso/callback?code=abc&state=${state}`,
+      headers: { cookie: `${SSO_COOKIE}=${randomBytes(32).toString("base64url")}` },
+    });
+    expect([401, 403]).toContain(res.status);
+    expect(cookieAttributes(res.setCookies, SSO_COOKIE)?.get("value")).toBe("");
+    expect(res.headers.location).toBeUndefined();
+    expectNoSecret(res);
+  });
+
+  it("the provider's error comes back as 401 naming its code, never echoing its text unescaped", async () => {
+    const start = await fx.client.send({ path: "/v1/webapi/sso/gh/login" });
+    const state = new URL(String(start.headers.location)).searchParams.get("state") ?? "";
+    const cookie = cookieHeader(start.setCookies);
+    const res = await fx.client.send({
+      path: `/v1/webapi/sso/callback?error=access_denied&error_description=${encodeURIComponent("<script>x</script>")}&state=${state}`,
+      headers: { cookie, accept: HTML },
+    });
+    expect(res.status).toBe(401);
+    expect(res.text).toContain("access_denied");
+    expect(res.text).not.toContain("<script>");
+  });
+
   it("an OIDC/GitHub callback without the binding cookie is refused (403) and clears the cookie", async () => {
     const res = await fx.client.send({
       path: `/v1/webapi/sso/callback?code=abc&state=${randomBytes(32).toString("base64url")}`,
