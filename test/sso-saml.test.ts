@@ -1,7 +1,7 @@
 // The SAML protocol (server/auth/sso/saml.ts) against a real identity provider, SimpleSAMLphp
 // from Debian (test/harness/saml-idp/): a real login validates into the right identity, and each
 // rule has a test that edits a real response to break it (test/harness/saml-idp/tamper.ts).
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { createServer, type Server } from "node:https";
 import { tmpdir } from "node:os";
@@ -654,6 +654,42 @@ describe("configuration", () => {
       "precondition_failed",
       /no PEM certificate/,
     );
+  });
+
+  it("the harness's SimpleSAMLphp ends when the process that started it is killed", async () => {
+    const harness = join(import.meta.dirname, "harness", "saml-idp", "saml-idp.ts");
+    const script = [
+      `import { startSamlIdp } from ${JSON.stringify(harness)};`,
+      `const idp = await startSamlIdp({ spEntityId: "${SP}", acsUrl: "${ACS}", users: [] });`,
+      `console.log("pid " + idp.pid);`,
+      "setInterval(() => {}, 1000);",
+    ].join("\n");
+    const child = spawn(process.execPath, ["--input-type=module", "-e", script], {
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const pid = await new Promise<number>((resolve, reject) => {
+      let out = "";
+      child.stdout?.on("data", (c: Buffer) => {
+        out += c.toString();
+        const m = /pid (\d+)/.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+      child.once("exit", (code) => reject(new Error(`the starter exited (${code}) before the IdP ran`)));
+    });
+    const alive = (p: number) => {
+      try {
+        process.kill(p, 0);
+        return true;
+      } catch {
+        return false;
+      }
+    };
+    expect(pid).toBeGreaterThan(0);
+    expect(alive(pid)).toBe(true);
+    child.kill("SIGKILL");
+    const deadline = Date.now() + 10_000;
+    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(alive(pid)).toBe(false);
   });
 
   it("publishes SP metadata: entity id, ACS URL, signed assertions wanted, the signing certificate", async () => {

@@ -33,6 +33,8 @@ export interface SamlIdpOptions {
 }
 
 export interface RunningSamlIdp {
+  /** The php server's process id (it ends with stop(), or when the starting process dies). */
+  pid: number;
   /** SingleSignOnService (HTTP-Redirect binding). */
   ssoUrl: string;
   /** The provider's metadata (plain HTTP on loopback). */
@@ -137,9 +139,36 @@ export async function startSamlIdp(o: SamlIdpOptions): Promise<RunningSamlIdp> {
   await writeFile(join(configDir, "harness.json"), JSON.stringify(harness));
 
   let stderr = "";
-  const proc = spawn("php", ["-S", `127.0.0.1:${port}`, "-t", www], {
-    env: { PATH: process.env["PATH"] ?? "/usr/bin:/bin", SIMPLESAMLPHP_CONFIG_DIR: configDir },
-    stdio: ["ignore", "ignore", "pipe"],
+  // php runs under a small shell watchdog: when the process that started it is gone (a test
+  // worker killed mid-run), the watchdog ends php and removes the run's folder, so nothing is
+  // left listening. SIGTERM to the watchdog (stop()) does the same at once.
+  const watchdog = [
+    'php -S "$ADDR" -t "$WWW" & php=$!',
+    'echo "php-pid $php"',
+    'quit() { kill "$php" 2>/dev/null; wait "$php" 2>/dev/null; rm -rf "$RUN_DIR"; exit 0; }',
+    "trap quit TERM INT",
+    'while kill -0 "$OWNER" 2>/dev/null && kill -0 "$php" 2>/dev/null; do sleep 0.5 & wait $!; done',
+    "quit",
+  ].join("\n");
+  const proc = spawn("bash", ["-c", watchdog], {
+    env: {
+      PATH: process.env["PATH"] ?? "/usr/bin:/bin",
+      SIMPLESAMLPHP_CONFIG_DIR: configDir,
+      ADDR: `127.0.0.1:${port}`,
+      WWW: www,
+      RUN_DIR: dir,
+      OWNER: String(process.pid),
+    },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  const phpPid = new Promise<number>((resolve) => {
+    let out = "";
+    proc.stdout?.on("data", (c: Buffer) => {
+      out += c.toString("utf8");
+      const m = /php-pid (\d+)/.exec(out);
+      if (m) resolve(Number(m[1]));
+    });
+    proc.once("exit", () => resolve(0));
   });
   proc.stderr?.on("data", (c: Buffer) => {
     stderr = (stderr + c.toString("utf8")).slice(-64 * 1024);
@@ -161,6 +190,7 @@ export async function startSamlIdp(o: SamlIdpOptions): Promise<RunningSamlIdp> {
     throw err;
   }
   return {
+    pid: await phpPid,
     ssoUrl: `${baseUrl}/saml2/idp/SSOService.php`,
     metadataUrl,
     entityId: metadataUrl,
