@@ -167,6 +167,12 @@ const ELSEWHERE: Elsewhere[] = [
     evidence: ['["--namespace", "k8s.io", "images", "import", image.archive]'],
     why: "argv form into a private containerd",
   },
+  {
+    file: "docs/sso.md",
+    by: ["test/sso-cli.test.ts"],
+    reads: "sso.md",
+    why: "svc login --auth needs an identity provider and a browser: the SSO CLI test runs the guide's commands against oidc-provider with Chromium",
+  },
   ...["auth", "proxy"].map(
     (name): Elsewhere => ({
       file: "docs/performance.md",

@@ -11,7 +11,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bin, json, run, waitFor } from "./cli-fixture.ts";
+import { docCommands } from "./chart-helm.ts";
+import { bin, json, root, run, waitFor } from "./cli-fixture.ts";
 import { launchChromium, type RunningChromium } from "./harness/chromium.ts";
 import { loginAtOidcProvider, type RunningOidcProvider, startOidcProvider } from "./harness/idp/oidc.ts";
 import { freePort } from "./harness/ports.ts";
@@ -44,6 +45,25 @@ interface Svc {
 
 function startSvc(args: string[], env: NodeJS.ProcessEnv): Svc {
   const child = spawn(bin("svc"), args, {
+    env: { ...process.env, ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+  return { child, stdout: () => out, stderr: () => err, exited };
+}
+
+/** A command line from the docs, run by bash in the repository (as a user with a checkout). */
+function startSvcShell(text: string, env: NodeJS.ProcessEnv): Svc {
+  const child = spawn("bash", ["-euo", "pipefail", "-c", text], {
+    cwd: root,
     env: { ...process.env, ...env },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -337,6 +357,33 @@ describe("svc login --auth", () => {
     expect(await svc.exited).toBe(3);
     expect(svc.stderr()).toMatch(/did not finish the sign-in within 2 s/);
   }, 60_000);
+
+  it("docs/sso.md: the guide's svc login --auth and svc status, as written", async () => {
+    const commands = docCommands(await readFile(join(root, "docs", "sso.md"), "utf8")).map((c) => c.text);
+    expect(commands).toEqual([
+      "bin/svc login --proxy proxy.example.com:3080 --ca host-ca.pem --auth corp-oidc",
+      "bin/svc status",
+    ]);
+    const env = await freshHome();
+    const sh = (text: string) =>
+      startSvcShell(
+        text
+          .replace("proxy.example.com:3080", loopbackPort(platform))
+          .replace("host-ca.pem", join(dir, "ca.pem")),
+        env,
+      );
+    const login = sh(commands[0] ?? "");
+    const url = await printedUrl(login);
+    const page = await chrome.context.newPage();
+    await page.context().clearCookies();
+    await signInFor(page, url, "ada", "ada-pw");
+    await page.close();
+    expect(await login.exited, login.stderr()).toBe(0);
+    const status = sh(commands[1] ?? "");
+    expect(await status.exited, status.stderr()).toBe(0);
+    expect(status.stdout()).toMatch(/^User: +ada@corp\.test$/m);
+    expect(status.stdout()).toMatch(/^Roles: +access$/m);
+  }, 120_000);
 
   it("an unknown connector is refused before anything listens for long (exit 5)", async () => {
     const env = await freshHome();
