@@ -6,7 +6,6 @@
 import { createHash } from "node:crypto";
 import type { Backend } from "../../../core/backend/backend.ts";
 import type { Clock } from "../../../core/clock.ts";
-import { parseDuration } from "../../../core/duration.ts";
 import {
   AccessDeniedError,
   BadParameterError,
@@ -28,7 +27,7 @@ import type { ValidateSSOResponseResult } from "../../../proto/generated/svc/v1/
 import type { LocalLogin, LoginResult } from "../login.ts";
 import { hashSecret, randomSecret, type SessionScope } from "../sessions.ts";
 import type { RelyingParty, WebAuthnStore } from "../webauthn.ts";
-import { boundClaims, mapClaimsToRoles, ssoUserName } from "./mapping.ts";
+import { admitIdentity } from "./admit.ts";
 import type { ExternalIdentity, ProtocolDeps, ProviderAnswer, SsoProtocol } from "./protocol.ts";
 import { checkBrowserRedirect, checkCliRedirect, withCode } from "./redirect.ts";
 import { DEFAULT_PROTOCOLS, type ProtocolRegistry, protocolFactory } from "./registry.ts";
@@ -280,28 +279,15 @@ export class SsoFlow {
     attempt: Attempt,
     rp: RelyingParty | undefined,
   ): Promise<ValidateSSOResponseResult> {
+    const { name, roles, claims, notAfter } = await admitIdentity(connector, identity, {
+      now: this.#d.clock.now(),
+      sessionTtlMs: this.#d.sessionTtlMs,
+      isLocalUser: (n) => this.#d.source.get("User", n) !== undefined,
+      liveConnectorOf: async (n) => (await this.#d.users.load(n))?.connector,
+      roleExists: (r) => this.#d.getRole(r) !== undefined,
+      seen: attempt,
+    });
     const now = this.#d.clock.now().getTime();
-    const name = ssoUserName(identity.username);
-    attempt.username = name ?? "";
-    const claims = boundClaims(identity.claims);
-    attempt.claimNames = Object.keys(claims).sort();
-    if (!name) throw new AccessDeniedError("the identity's user name is not usable here");
-    if (this.#d.source.get("User", name) !== undefined)
-      throw new AccessDeniedError(`${name} is a local user: single sign-on never logs in as a local user`);
-    const existing = await this.#d.users.load(name);
-    if (existing && existing.connector !== connector.metadata.name)
-      throw new AccessDeniedError(`${name} is signed in through another connector until its sessions end`);
-    const roles = mapClaimsToRoles(connector.spec.claims_to_roles, claims).filter(
-      (r) => this.#d.getRole(r) !== undefined,
-    );
-    if (roles.length === 0) throw new AccessDeniedError(`no role maps to ${name}'s identity`);
-    const caps = [now + this.#d.sessionTtlMs];
-    if (connector.spec.settings.max_session_ttl)
-      caps.push(now + parseDuration(connector.spec.settings.max_session_ttl));
-    if (identity.notAfter) caps.push(identity.notAfter.getTime());
-    const notAfter = new Date(Math.min(...caps));
-    if (notAfter.getTime() <= now)
-      throw new NotAuthenticatedError("the identity provider's session has ended");
     // The record lives while the login is pending (its WebAuthn step or the CLI's exchange); a
     // session extends it.
     const pendingUntil = new Date(Math.min(notAfter.getTime(), now + MFA_PENDING_MS));
