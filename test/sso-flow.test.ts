@@ -339,6 +339,22 @@ describe("OIDC login through auth", () => {
     expect((await cli("http://127.0.0.1:45678/callback")).code).toBe(0);
   });
 
+  it("reads the client secret at each login: a changed file counts at once", async () => {
+    const file = join(dir, "client-secret");
+    await writeFile(file, "not-the-secret\n");
+    try {
+      const { query, b } = await browserLogin("corp", "alice");
+      const st = await statusOf(validate(query, b.binding));
+      expect(st.code).toBe(status.UNAUTHENTICATED);
+      expect(st.details).toMatch(/invalid_client/);
+      expect(st.details).not.toContain("not-the-secret");
+    } finally {
+      await writeFile(file, `${CLIENT_SECRET}\n`);
+    }
+    const { query, b } = await browserLogin("corp", "alice");
+    expect((await validate(query, b.binding)).username).toBe("alice@example.com");
+  });
+
   it("caps the session at the connector's max_session_ttl", async () => {
     const { query, b } = await browserLogin("short", "dave");
     const s = (await validate(query, b.binding)).login?.session;

@@ -57,6 +57,12 @@ export function providerError(err: unknown, what: string): Error {
     const code = /^[A-Za-z0-9_.-]{1,64}$/.test(err.error) ? err.error : "error";
     return new NotAuthenticatedError(`the identity provider refused the login: ${code}`);
   }
+  if (err instanceof oidc.WWWAuthenticateChallengeError) {
+    // A 401 with a challenge (e.g. a wrong client secret): its error code, never its description.
+    const error = err.cause.find((c) => c.parameters.error)?.parameters.error ?? `status ${err.status}`;
+    const code = /^[A-Za-z0-9_. -]{1,64}$/.test(error) ? error : "error";
+    return new NotAuthenticatedError(`${what}: the identity provider answered ${code}`);
+  }
   if (err instanceof oidc.ResponseBodyError) {
     const code = /^[A-Za-z0-9_.-]{1,64}$/.test(err.error) ? err.error : "error";
     return new NotAuthenticatedError(`${what}: the identity provider answered ${code}`);
