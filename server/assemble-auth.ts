@@ -100,6 +100,7 @@ export async function startAuthRole(o: {
       minClientVersion: o.config.client_tools.min_version,
       recommendedClientVersion: o.config.client_tools.recommended_version,
       localLogin: o.config.auth.local_login,
+      ...(o.config.auth.first_admin ? { localLoginExempt: o.config.auth.first_admin.user } : {}),
       ...(o.config.auth.default_connector ? { defaultConnector: o.config.auth.default_connector } : {}),
     },
     sso: await ssoOptions(o.config),

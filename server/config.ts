@@ -74,8 +74,9 @@ export const ConfigSchema = Type.Object(
           { additionalProperties: false, default: {} },
         ),
         /**
-         * Password logins (AuthenticateLocal). false: only single sign-on (and the first-admin
-         * reset link); the sign-in page and `svc login` then offer the connectors.
+         * Password logins (AuthenticateLocal). false: only single sign-on, except for the user of
+         * auth.first_admin (its reset link, and a way in when the identity provider fails); the
+         * sign-in page and `svc login` then offer the connectors.
          */
         local_login: Type.Boolean({ default: true }),
         /** The Connector `svc login` uses without --auth when local_login is false. */

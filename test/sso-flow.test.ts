@@ -18,9 +18,10 @@ import { API_VERSION } from "../core/resources/index.ts";
 import { MemorySource } from "../core/sources/memory.ts";
 import type { AuthServiceClient } from "../proto/generated/svc/v1/AuthService.ts";
 import { callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { setPassword } from "../server/auth/passwords.ts";
 import { type RunningAuthServer, startAuthServer } from "../server/auth/server.ts";
 import { ConnectorSecretReader } from "../server/auth/sso/secrets.ts";
-import { makePki, silentLogger, statusOf, type TestPki, testResources } from "./auth-fixture.ts";
+import { makePki, PASSWORD, silentLogger, statusOf, type TestPki, testResources } from "./auth-fixture.ts";
 import { SoftKey } from "./auth-softkey.ts";
 import { type RunningGithubStandIn, startGithubStandIn } from "./harness/idp/github.ts";
 import { type RunningOidcProvider, startOidcProvider } from "./harness/idp/oidc.ts";
@@ -556,14 +557,20 @@ describe("what ends an SSO user", () => {
 });
 
 describe("auth.local_login false", () => {
-  it("refuses password logins and says so in ClusterInfo", async () => {
+  it("refuses password logins (but the first admin's) and says so in ClusterInfo", async () => {
     const other = await startAuthServer({
       backend,
       source,
       clock,
       logger: silentLogger,
       keys: pki.keys,
-      cluster: { clusterName: "test", serverVersion: "0.1.0", localLogin: false, defaultConnector: "corp" },
+      cluster: {
+        clusterName: "test",
+        serverVersion: "0.1.0",
+        localLogin: false,
+        defaultConnector: "corp",
+        localLoginExempt: "alice",
+      },
       tls: { certPem: pki.serverCertPem, keyPem: pki.serverKeyPem, clientCaPems: [pki.hostCa.certPem] },
       port: 0,
     });
@@ -573,10 +580,13 @@ describe("auth.local_login false", () => {
       serverName: "localhost",
     });
     try {
-      const st = await statusOf(
-        callUnary(c, "AuthenticateLocal", { username: "alice", password: "x".repeat(12) }),
-      );
+      await setPassword(backend, "alice", PASSWORD);
+      await setPassword(backend, "bob", PASSWORD);
+      const st = await statusOf(callUnary(c, "AuthenticateLocal", { username: "bob", password: PASSWORD }));
       expect(st).toEqual({ code: status.PERMISSION_DENIED, details: "password login is disabled" });
+      // The first admin (auth.first_admin.user) keeps its password login.
+      const admin = await callUnary(c, "AuthenticateLocal", { username: "alice", password: PASSWORD });
+      expect(admin.session?.username).toBe("alice");
       const info = await callUnary(c, "GetClusterInfo", {});
       expect(info.local_login).toBe(false);
       expect(info.default_connector).toBe("corp");

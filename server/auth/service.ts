@@ -92,8 +92,13 @@ export interface AuthServiceDeps {
     serverVersion: string;
     minClientVersion?: string;
     recommendedClientVersion?: string;
-    /** auth.local_login (default true): false refuses AuthenticateLocal. */
+    /** auth.local_login (default true): false refuses AuthenticateLocal... */
     localLogin?: boolean;
+    /**
+     * ...except for this user (auth.first_admin.user): the first admin's reset link leads to a
+     * password login, and a cluster whose identity provider fails is not locked out.
+     */
+    localLoginExempt?: string;
     /** auth.default_connector: the connector `svc login` uses without --auth. */
     defaultConnector?: string;
   };
@@ -543,7 +548,9 @@ export class AuthService {
 
   readonly handlers: AuthServiceHandlers = {
     AuthenticateLocal: unary(async (req, _caller, call) => {
-      if (this.#d.cluster.localLogin === false) throw new AccessDeniedError("password login is disabled");
+      const c = this.#d.cluster;
+      if (c.localLogin === false && (c.localLoginExempt === undefined || req.username !== c.localLoginExempt))
+        throw new AccessDeniedError("password login is disabled");
       const r = await this.login.login(
         req.username,
         req.password,
