@@ -333,7 +333,7 @@ describe("callbacks", () => {
 
   it("the same refusal as a page for a browser", async () => {
     const res = await fx.client.send({
-      path: "/v1/webapi/sso/callback?error=access_denied&state=x",
+      path: `/v1/webapi/sso/callback?error=access_denied&state=${randomBytes(32).toString("base64url")}`,
       headers: { accept: HTML },
     });
     expect(res.status).toBe(403);
@@ -349,6 +349,22 @@ describe("callbacks", () => {
       raw: new URLSearchParams({ SAMLResponse: "PHNhbWxwOlJlc3BvbnNlLz4=", RelayState: "abc" }).toString(),
     });
     expectJsonError(res, 403, "access_denied");
+  });
+
+  it("callback parameters out of their bounds are 400 before anything else (and fit the URL limit)", async () => {
+    for (const query of [
+      "state=short",
+      `state=${"a".repeat(129)}`,
+      `code=${"c".repeat(2049)}&state=${randomBytes(32).toString("base64url")}`,
+      `code=%C3%A9&state=${randomBytes(32).toString("base64url")}`,
+      `error=${"e".repeat(129)}`,
+    ]) {
+      expectJsonError(
+        await fx.client.send({ path: `/v1/webapi/sso/callback?${query}` }),
+        400,
+        "bad_parameter",
+      );
+    }
   });
 
   it("the SAML ACS takes only its form, bounded: JSON or text is 415, a huge form 413, a missing field 400", async () => {

@@ -61,12 +61,16 @@ const CliStarted = Type.Object({
   expires_at: Timestamp,
 });
 
-/** OIDC/GitHub callbacks carry code+state or error (+ iss, session_state...); auth reads them all. */
+/**
+ * OIDC/GitHub callbacks carry code+state or error (+ iss, session_state...); auth reads them all.
+ * Bounds: OAuth's code and error are printable ASCII (RFC 6749 VSCHAR); the state is our request
+ * id. Even percent-encoded at their longest, they fit the 8 KiB URL limit together.
+ */
 const CallbackQuery = Type.Object(
   {
-    state: Type.Optional(Type.String({ maxLength: 512 })),
-    code: Type.Optional(Type.String({ maxLength: 4096 })),
-    error: Type.Optional(Type.String({ maxLength: 256 })),
+    state: Type.Optional(SsoRequestId),
+    code: Type.Optional(Type.String({ minLength: 1, maxLength: 2048, pattern: "^[\\x20-\\x7e]+$" })),
+    error: Type.Optional(Type.String({ minLength: 1, maxLength: 128, pattern: "^[\\x20-\\x7e]+$" })),
   },
   { additionalProperties: true },
 );
