@@ -18,10 +18,12 @@ import {
   addVirtualAuthenticator,
   connectorResource,
   enrolSecurityKey,
+  PASSWORD,
   PUBLIC_HOST,
   roleResource,
   type SsoPlatform,
   startSsoPlatform,
+  userResource,
 } from "./sso-fixture.ts";
 
 let platform: SsoPlatform;
@@ -89,7 +91,9 @@ beforeAll(async () => {
     proxyPort: port,
     providersCaPem: `${oidc.caPem}\n${github.caPem}`,
     rateLimit: { perAddress: 1000, perUsername: 1000, windowMs: 60_000 },
+    passwordUsers: ["mia"],
     resources: [
+      userResource("mia", ["access", "mfa"]),
       roleResource("mfa", {
         allow: { logins: ["{{external.email}}"], node_labels: { "*": "*" } },
         options: { require_mfa: true },
@@ -240,6 +244,27 @@ describe("single sign-on in Chromium", () => {
     expect(page.url()).not.toContain("sso_mfa");
     await page.close();
   }, 180_000);
+
+  it("a password user with a security key: the page now runs the WebAuthn step itself", async () => {
+    const page = await newPage();
+    await addVirtualAuthenticator(page);
+    const signIn = async () => {
+      await page.context().clearCookies();
+      await page.goto(`${platform.publicOrigin}/web/login`);
+      await page.fill("#username", "mia");
+      await page.fill("#password", PASSWORD);
+      await page.click("#submit");
+    };
+    await signIn();
+    await page.waitForURL((u) => u.pathname === "/web/", { timeout: 30_000 });
+    expect(await enrolSecurityKey(page)).toEqual({ scope: "mfa_enrollment", status: 201 });
+    await signIn();
+    await expectConsole(page, "mia", ["access", "mfa"]);
+    expect(await page.evaluate(async () => (await fetch("/v1/webapi/session")).json())).toMatchObject({
+      mfa_verified: true,
+    });
+    await page.close();
+  }, 120_000);
 
   it("the pages raised no script errors", () => {
     expect(pageErrors).toEqual([]);
