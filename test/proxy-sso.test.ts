@@ -224,7 +224,10 @@ describe("browser start", () => {
   });
 
   it("an unknown connector is 404 (JSON, or a page for a browser)", async () => {
-    expectJsonError(await fx.client.send({ path: "/v1/webapi/sso/nope/login" }), 404, "not_found");
+    const json = await fx.client.send({ path: "/v1/webapi/sso/nope/login" });
+    expectJsonError(json, 404, "not_found");
+    // A refused start leaves the browser's cookies alone.
+    expect(json.setCookies).toEqual([]);
     const page = await fx.client.send({ path: "/v1/webapi/sso/nope/login", headers: { accept: HTML } });
     expect(page.status).toBe(404);
     expect(page.text).toContain("Sign-in failed");

@@ -159,10 +159,14 @@ async function newPage(): Promise<Page> {
 }
 
 /** From the console's address to our sign-in page, then a click on the connector's button. */
-async function startAt(page: Page, connector: string): Promise<void> {
+async function startAt(page: Page, connector: string, next?: string): Promise<void> {
   await page.context().clearCookies();
-  await page.goto(`${platform.publicOrigin}/web/`);
-  await page.waitForURL(/\/web\/login\?next=/, { timeout: 30_000 });
+  if (next !== undefined)
+    await page.goto(`${platform.publicOrigin}/web/login?next=${encodeURIComponent(next)}`);
+  else {
+    await page.goto(`${platform.publicOrigin}/web/`);
+    await page.waitForURL(/\/web\/login\?next=/, { timeout: 30_000 });
+  }
   const button = page.locator(`a.connector[data-connector="${connector}"]`);
   await button.waitFor({ timeout: 15_000 });
   await button.click();
@@ -234,14 +238,16 @@ describe("single sign-on in Chromium", () => {
     const enrolled = await enrolSecurityKey(page);
     expect(enrolled).toEqual({ scope: "mfa_enrollment", status: 201 });
 
-    // Next sign-in (startAt cleared the provider's cookies too): our page runs the WebAuthn step.
-    await startAt(page, "corp-oidc");
+    // Next sign-in (startAt cleared the provider's cookies too): our page runs the WebAuthn step,
+    // then goes on to the page the sign-in started from.
+    await startAt(page, "corp-oidc", "/web/?from=sso");
     await loginAtOidcProvider(page, "grace", "grace-pw");
     await expectConsole(page, "grace@corp.test", ["access", "mfa"]);
     const view = await page.evaluate(async () => (await fetch("/v1/webapi/session")).json());
     expect(view).toMatchObject({ mfa_verified: true });
     // The MFA token travelled in the fragment only and was taken off the address bar.
     expect(page.url()).not.toContain("sso_mfa");
+    expect(new URL(page.url()).search).toBe("?from=sso");
     await page.close();
   }, 180_000);
 

@@ -166,7 +166,14 @@ export type SsoValidated =
   /** browser flow: a session exactly like a password login */
   | { kind: "session"; session: IssuedSession; redirectUrl: string; username: string }
   /** the roles require the WebAuthn step; `requestId` finishes a CLI flow after it */
-  | { kind: "mfa_required"; mfaToken: string; requestId: string; username: string }
+  | {
+      kind: "mfa_required";
+      mfaToken: string;
+      requestId: string;
+      username: string;
+      cli: boolean;
+      redirectUrl: string;
+    }
   /** CLI flow: the session is parked under `code` for ExchangeSSOCode */
   | { kind: "cli_code"; code: string; redirectUrl: string; username: string };
 

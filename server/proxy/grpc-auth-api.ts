@@ -172,6 +172,8 @@ function ssoValidated(r: ValidateSSOResponseResult__Output): SsoValidated {
       mfaToken: login.mfa_required.mfa_token,
       requestId: r.request_id,
       username: r.username,
+      cli: r.cli,
+      redirectUrl: r.client_redirect_url,
     };
   }
   if (r.cli) {

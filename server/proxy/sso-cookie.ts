@@ -12,11 +12,15 @@ export const SSO_COOKIE_MAX_AGE = 600;
 
 const attributes = { secure: true, httpOnly: true, sameSite: "none" as const, path: "/" };
 
-/** Sets a fresh binding cookie and answers the hash auth keeps. */
-export function setBindingCookie(reply: FastifyReply): string {
+/** A fresh binding: the cookie's value, and the hash auth keeps. */
+export function newBinding(): { value: string; hash: string } {
   const value = randomBytes(32).toString("base64url");
+  return { value, hash: bindingHash(value) };
+}
+
+/** Set once auth has accepted the binding: a refused start leaves the browser's cookies alone. */
+export function setBindingCookie(reply: FastifyReply, value: string): void {
   reply.setCookie(SSO_COOKIE, value, { ...attributes, maxAge: SSO_COOKIE_MAX_AGE });
-  return bindingHash(value);
 }
 
 export function clearBindingCookie(reply: FastifyReply): void {

@@ -14,7 +14,7 @@ import { originAllowed } from "../credentials.ts";
 import { mapError } from "../http-errors.ts";
 import { commonErrors, ErrorBody, errorResponses, Timestamp } from "../schemas.ts";
 import { setSessionCookies } from "../session-cookies.ts";
-import { clearBindingCookie, requestBindingHash, setBindingCookie } from "../sso-cookie.ts";
+import { clearBindingCookie, newBinding, requestBindingHash, setBindingCookie } from "../sso-cookie.ts";
 import {
   BROWSER_REDIRECT_PATTERN,
   browserRedirect,
@@ -175,9 +175,13 @@ export async function ssoRoutes(app: FastifyInstance): Promise<void> {
         return reply.redirect(to, 302);
       }
       case "mfa_required": {
-        // In the fragment: never sent to a server, so the token stays out of access logs.
+        // In the fragment: never sent to a server, so the token stays out of access logs. A
+        // browser login goes on to the page it started from once the key has answered.
         const fragment = new URLSearchParams({ sso_mfa: result.mfaToken, sso_request: result.requestId });
-        return reply.redirect(`/web/login#${fragment.toString()}`, 302);
+        const next = result.cli
+          ? ""
+          : `?next=${encodeURIComponent(browserRedirect(result.redirectUrl, publicOrigin))}`;
+        return reply.redirect(`/web/login${next}#${fragment.toString()}`, 302);
       }
       case "cli_code":
         return reply.redirect(loopbackOnly(result.redirectUrl), 302);
@@ -199,15 +203,17 @@ export async function ssoRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request, reply) => {
       const redirect = browserRedirect(request.query.redirect_url, publicOrigin);
-      const hash = setBindingCookie(reply);
+      const binding = newBinding();
       const started = await app.authApi.createSsoAuthRequest({
         connector: request.params.connector,
-        browserBindingHash: hash,
+        browserBindingHash: binding.hash,
         clientRedirectUrl: redirect,
         codeChallenge: "",
         clientAddress: request.ip,
       });
-      return reply.redirect(providerRedirect(started.redirectUrl), 302);
+      const to = providerRedirect(started.redirectUrl);
+      setBindingCookie(reply, binding.value);
+      return reply.redirect(to, 302);
     },
   );
 
@@ -254,12 +260,14 @@ export async function ssoRoutes(app: FastifyInstance): Promise<void> {
       errorHandler: browserErrorHandler,
     },
     async (request, reply) => {
-      const hash = setBindingCookie(reply);
+      const binding = newBinding();
       const bound = await app.authApi.bindSsoAuthRequest({
         requestId: request.params.request_id,
-        browserBindingHash: hash,
+        browserBindingHash: binding.hash,
       });
-      return reply.redirect(providerRedirect(bound.redirectUrl), 302);
+      const to = providerRedirect(bound.redirectUrl);
+      setBindingCookie(reply, binding.value);
+      return reply.redirect(to, 302);
     },
   );
 
