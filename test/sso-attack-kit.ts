@@ -1,17 +1,45 @@
-// What test/sso-attacks.test.ts needs besides the SSO fixture: a browser as an HTTP cookie jar
-// (each attacker and victim is one), every answer kept for the secret scan, the platform's log
-// lines captured from the fixture's own pino logger, and the secrets seen on the way.
+// The world test/sso-attacks.test.ts attacks, on the SSO fixture: the three providers (given the
+// OpenID provider's users), the connectors and roles below, a browser as an HTTP cookie jar (each
+// attacker and victim is one), every answer kept for the secret scan, the platform's log lines
+// captured from the fixture's own pino logger, and the secrets seen on the way.
+// Connectors: corp-oidc (names by email), by-name (names by preferred_username), tmp-oidc (the
+// one the lifecycle cases change and delete), all three mapping groups "devs" and email
+// "*@corp.test" to access and groups "ops" to dev; gh (GitHub stand-in, org acme to access);
+// corp-saml (SimpleSAMLphp, groups "eng" to access). Role dev: logins {{external.groups}} on
+// env=dev nodes. Local user alice (password PASSWORD).
 import { createHash, randomBytes } from "node:crypto";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { pino } from "pino";
 import { expect } from "vitest";
+import type { Connector } from "../core/resources/index.ts";
 import { SESSION_COOKIE } from "../server/proxy/credentials.ts";
 import { SSO_COOKIE } from "../server/proxy/sso-cookie.ts";
+import { type RunningGithubStandIn, startGithubStandIn } from "./harness/idp/github.ts";
+import { type RunningOidcProvider, startOidcProvider } from "./harness/idp/oidc.ts";
+import type { OidcTestUser } from "./harness/idp/oidc-types.ts";
+import { freePort } from "./harness/ports.ts";
+import { type RunningSamlIdp, startSamlIdp } from "./harness/saml-idp/saml-idp.ts";
 import { cookieAttributes, type HttpResponse, type HttpsClient } from "./proxy-https-client.ts";
+import {
+  connectorResource,
+  PUBLIC_HOST,
+  roleResource,
+  type SsoPlatform,
+  startSsoPlatform,
+  userResource,
+} from "./sso-fixture.ts";
+import { signInAtProvider } from "./sso-provider-login.ts";
 
 /** Every answer the proxy gave in the run, for the scan of secrets in bodies and headers. */
 export const answers: HttpResponse[] = [];
 /** Values that must appear in no answer body, audit event or log line. */
 export const secrets = new Set<string>();
+/** Secrets an answer body holds by design (the CLI's session id), checked in audit and logs only. */
+export const logOnlySecrets: string[] = [];
+/** A CLI's loopback listener (nothing listens: the tests read the redirect). */
+export const LOOPBACK = "http://127.0.0.1:45999/callback";
 
 export const randomSecret = (): string => randomBytes(32).toString("base64url");
 export const s256 = (verifier: string): string => createHash("sha256").update(verifier).digest("base64url");
@@ -104,4 +132,185 @@ export function keepCode(query: string): string {
   const code = new URLSearchParams(query).get("code");
   if (code) secrets.add(code);
   return query;
+}
+
+function oidcConnector(
+  name: string,
+  issuer: string,
+  callback: string,
+  secretFile: string,
+  extra = {},
+): Connector {
+  return connectorResource(name, {
+    type: "oidc",
+    display_name: name,
+    settings: {
+      client_id: "svc",
+      issuer_url: issuer,
+      redirect_url: callback,
+      scopes: ["openid", "email", "profile", "groups"],
+      ...extra,
+    },
+    client_secret_ref: { file: secretFile },
+    claims_to_roles: [
+      { claim: "groups", value: "devs", roles: ["access"] },
+      { claim: "groups", value: "ops", roles: ["dev"] },
+      { claim: "email", value: "*@corp.test", roles: ["access"] },
+    ],
+  }) as Connector;
+}
+
+export class AttackWorld {
+  readonly logs = capturedLogs();
+  platform!: SsoPlatform;
+  oidc!: RunningOidcProvider;
+  github!: RunningGithubStandIn;
+  saml!: RunningSamlIdp;
+  /** the OIDC and GitHub redirect URI */
+  callback = "";
+  tmpConnector!: Connector;
+  #dir = "";
+
+  static async start(oidcUsers: OidcTestUser[]): Promise<AttackWorld> {
+    const w = new AttackWorld();
+    try {
+      await w.#start(oidcUsers);
+    } catch (err) {
+      await w.close();
+      throw err;
+    }
+    return w;
+  }
+
+  async #start(oidcUsers: OidcTestUser[]): Promise<void> {
+    const oidcSecret = randomBytes(16).toString("hex");
+    const githubSecret = randomBytes(16).toString("hex");
+    secrets.add(oidcSecret).add(githubSecret);
+    this.#dir = await mkdtemp(join(tmpdir(), "svc-sso-attacks-"));
+    const port = await freePort();
+    const origin = `https://${PUBLIC_HOST}:${port}`;
+    const callback = `${origin}/v1/webapi/sso/callback`;
+    this.callback = callback;
+    const acsUrl = `${origin}/v1/webapi/sso/saml/acs`;
+    const spEntityId = `${origin}/v1/webapi/sso/corp-saml/saml/metadata`;
+    [this.oidc, this.github, this.saml] = await Promise.all([
+      startOidcProvider({
+        clients: [{ client_id: "svc", client_secret: oidcSecret, redirect_uris: [callback] }],
+        users: oidcUsers,
+      }),
+      startGithubStandIn({
+        apps: [{ client_id: "svc-gh", client_secret: githubSecret, callback_url: callback }],
+        users: [
+          {
+            login: "octo",
+            password: "octo-pw",
+            id: 4242,
+            email: "octo@corp.test",
+            orgs: [{ login: "acme" }],
+          },
+        ],
+      }),
+      startSamlIdp({
+        spEntityId,
+        acsUrl,
+        users: [{ username: "linus", password: "linus-pw", attributes: { uid: ["linus"], groups: ["eng"] } }],
+      }),
+    ]);
+    const oidcFile = join(this.#dir, "oidc-secret");
+    const githubFile = join(this.#dir, "github-secret");
+    await writeFile(oidcFile, oidcSecret, { mode: 0o600 });
+    await writeFile(githubFile, githubSecret, { mode: 0o600 });
+    const issuer = this.oidc.issuer;
+    this.platform = await startSsoPlatform({
+      proxyPort: port,
+      providersCaPem: `${this.oidc.caPem}\n${this.github.caPem}`,
+      rateLimit: { perAddress: 10_000, perUsername: 10_000, windowMs: 60_000 },
+      passwordUsers: ["alice"],
+      resources: [
+        userResource("alice", ["access"]),
+        roleResource("dev", { allow: { logins: ["{{external.groups}}"], node_labels: { env: "dev" } } }),
+        oidcConnector("corp-oidc", issuer, callback, oidcFile),
+        oidcConnector("by-name", issuer, callback, oidcFile, { username_claim: "preferred_username" }),
+        connectorResource("gh", {
+          type: "github",
+          display_name: "GitHub",
+          settings: {
+            client_id: "svc-gh",
+            redirect_url: callback,
+            endpoint_url: this.github.url,
+            api_endpoint_url: this.github.apiUrl,
+          },
+          client_secret_ref: { file: githubFile },
+          claims_to_roles: [{ claim: "orgs", value: "acme", roles: ["access"] }],
+        }),
+        connectorResource("corp-saml", {
+          type: "saml",
+          display_name: "Corp SAML",
+          settings: {
+            entity_id: spEntityId,
+            acs_url: acsUrl,
+            sso_url: this.saml.ssoUrl,
+            idp_certificate: this.saml.certPem,
+          },
+          claims_to_roles: [{ claim: "groups", value: "eng", roles: ["access"] }],
+        }),
+      ],
+    });
+    this.logs.attach(this.platform.proxy.app.log);
+    this.tmpConnector = oidcConnector("tmp-oidc", issuer, callback, oidcFile);
+    await this.platform.source.apply(this.tmpConnector);
+  }
+
+  async close(): Promise<void> {
+    await this.platform?.close();
+    await Promise.all([this.oidc?.stop(), this.github?.stop(), this.saml?.stop()]);
+    if (this.#dir) await rm(this.#dir, { recursive: true, force: true });
+  }
+
+  browser(): Browser {
+    return new Browser(this.platform.client);
+  }
+
+  /** The browser starts a login through `connector`: the provider URL it is sent to. */
+  async start(b: Browser, connector: string): Promise<string> {
+    const res = await b.send(`/v1/webapi/sso/${connector}/login?redirect_url=%2Fweb%2F`);
+    expect(res.status, res.text).toBe(302);
+    return String(res.headers.location);
+  }
+
+  /** Signs in at the OpenID provider or the GitHub stand-in: the callback query it answers. */
+  async atProvider(authUrl: string, login: string): Promise<string> {
+    const query = await signInAtProvider({
+      authUrl,
+      login,
+      password: `${login}-pw`,
+      caPem: `${this.oidc.caPem}\n${this.github.caPem}`,
+      callback: this.callback,
+    });
+    return keepCode(query);
+  }
+
+  /** A whole browser login through an OIDC/GitHub connector, up to our callback's answer. */
+  async browserLogin(b: Browser, connector: string, login: string): Promise<HttpResponse> {
+    return b.send(`/v1/webapi/sso/callback?${await this.atProvider(await this.start(b, connector), login)}`);
+  }
+
+  /** A CLI login through corp-oidc up to the loopback code (a browser opens the URL and signs in). */
+  async cliLogin(login: string): Promise<{ code: string; verifier: string }> {
+    const verifier = randomSecret();
+    const started = await this.browser().send("/v1/webapi/sso/corp-oidc/cli", {
+      json: { redirect_url: LOOPBACK, code_challenge: s256(verifier) },
+    });
+    expect(started.status, started.text).toBe(200);
+    const b = this.browser();
+    const opened = await b.send(new URL((started.json as { login_url: string }).login_url).pathname);
+    const query = await this.atProvider(String(opened.headers.location), login);
+    const done = await b.send(`/v1/webapi/sso/callback?${query}`);
+    expect(done.status, done.text).toBe(302);
+    const to = new URL(String(done.headers.location));
+    expect(`${to.origin}${to.pathname}`).toBe(LOOPBACK);
+    const code = to.searchParams.get("code") ?? "";
+    secrets.add(code);
+    return { code, verifier };
+  }
 }

@@ -1,57 +1,30 @@
 // Single sign-on attacked through the real proxy and auth with real identity providers
 // (oidc-provider, SimpleSAMLphp, the GitHub stand-in): login CSRF, CLI flow abuse, connectors
-// mixed up, hostile user names and claims, connectors going away mid-login, hostile SAML bodies,
-// anonymous callers against legitimate users, and secrets in answers, audit events and logs.
-// Each case asserts the exact refusal and that no session was issued. Protocol rules of each
-// provider are test/sso-oidc.test.ts, test/sso-saml.test.ts and test/sso-github.test.ts.
-import { randomBytes } from "node:crypto";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
+// mixed up, answers altered on their way back, hostile user names and claims, connectors going
+// away mid-login, hostile SAML bodies, anonymous callers against a signed-in user, and secrets in
+// answers, audit events and logs. Each case asserts the exact refusal and that no session was
+// issued. A weakness found is kept as it.fails with the bug named above it. The protocol rules of
+// each provider are test/sso-oidc.test.ts, test/sso-saml.test.ts and test/sso-github.test.ts;
+// the world these attacks run in (providers, connectors, roles) is test/sso-attack-kit.ts.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Connector } from "../core/resources/index.ts";
 import { certPrincipals } from "../server/auth/user-cert-content.ts";
 import { fetchTrusting } from "./harness/idp/fetch.ts";
-import { type RunningGithubStandIn, startGithubStandIn } from "./harness/idp/github.ts";
-import { type RunningOidcProvider, startOidcProvider } from "./harness/idp/oidc.ts";
 import type { OidcTestUser } from "./harness/idp/oidc-types.ts";
-import { freePort } from "./harness/ports.ts";
-import { loginAtIdp, type RunningSamlIdp, startSamlIdp } from "./harness/saml-idp/saml-idp.ts";
+import { loginAtIdp } from "./harness/saml-idp/saml-idp.ts";
 import {
+  AttackWorld,
   answers,
-  Browser,
-  capturedLogs,
+  type Browser,
   expectRefused,
   issuedSession,
-  keepCode,
+  LOOPBACK,
+  logOnlySecrets,
   randomSecret,
   s256,
   secrets,
 } from "./sso-attack-kit.ts";
-import {
-  connectorResource,
-  PASSWORD,
-  PUBLIC_HOST,
-  roleResource,
-  type SsoPlatform,
-  startSsoPlatform,
-  userResource,
-} from "./sso-fixture.ts";
-import { signInAtProvider } from "./sso-provider-login.ts";
-
-const logs = capturedLogs();
-let platform: SsoPlatform;
-let oidc: RunningOidcProvider;
-let github: RunningGithubStandIn;
-let saml: RunningSamlIdp;
-let dir: string;
-let callback: string;
-const OIDC_SECRET = randomBytes(16).toString("hex");
-const GITHUB_SECRET = randomBytes(16).toString("hex");
-secrets.add(OIDC_SECRET).add(GITHUB_SECRET);
-const LOOPBACK = "http://127.0.0.1:45999/callback";
-/** Secrets an answer body holds by design (the CLI's session id), checked in audit and logs only. */
-const logOnlySecrets: string[] = [];
+import { PASSWORD } from "./sso-fixture.ts";
 
 const oidcUser = (username: string, claims: OidcTestUser["claims"]): OidcTestUser => ({
   username,
@@ -92,152 +65,19 @@ const OIDC_USERS: OidcTestUser[] = [
   oidcUser("ops", { email: "ops@corp.test", email_verified: true, groups: ["ops", "root@prod-1"] }),
 ];
 
-function oidcConnector(name: string, extra: Record<string, unknown> = {}, secretFile = ""): unknown {
-  return connectorResource(name, {
-    type: "oidc",
-    display_name: name,
-    settings: {
-      client_id: "svc",
-      issuer_url: oidc.issuer,
-      redirect_url: callback,
-      scopes: ["openid", "email", "profile", "groups"],
-      ...extra,
-    },
-    client_secret_ref: { file: secretFile },
-    claims_to_roles: [
-      { claim: "groups", value: "devs", roles: ["access"] },
-      { claim: "groups", value: "ops", roles: ["dev"] },
-      { claim: "email", value: "*@corp.test", roles: ["access"] },
-    ],
-  });
-}
-
+let w: AttackWorld;
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "svc-sso-attacks-"));
-  const port = await freePort();
-  const origin = `https://${PUBLIC_HOST}:${port}`;
-  callback = `${origin}/v1/webapi/sso/callback`;
-  const acsUrl = `${origin}/v1/webapi/sso/saml/acs`;
-  const spEntityId = `${origin}/v1/webapi/sso/corp-saml/saml/metadata`;
-  [oidc, github, saml] = await Promise.all([
-    startOidcProvider({
-      clients: [{ client_id: "svc", client_secret: OIDC_SECRET, redirect_uris: [callback] }],
-      users: OIDC_USERS,
-    }),
-    startGithubStandIn({
-      apps: [{ client_id: "svc-gh", client_secret: GITHUB_SECRET, callback_url: callback }],
-      users: [
-        { login: "octo", password: "octo-pw", id: 4242, email: "octo@corp.test", orgs: [{ login: "acme" }] },
-      ],
-    }),
-    startSamlIdp({
-      spEntityId,
-      acsUrl,
-      users: [{ username: "linus", password: "linus-pw", attributes: { uid: ["linus"], groups: ["eng"] } }],
-    }),
-  ]);
-  const oidcSecret = join(dir, "oidc-secret");
-  const githubSecret = join(dir, "github-secret");
-  await writeFile(oidcSecret, OIDC_SECRET, { mode: 0o600 });
-  await writeFile(githubSecret, GITHUB_SECRET, { mode: 0o600 });
-  platform = await startSsoPlatform({
-    proxyPort: port,
-    providersCaPem: `${oidc.caPem}\n${github.caPem}`,
-    rateLimit: { perAddress: 10_000, perUsername: 10_000, windowMs: 60_000 },
-    passwordUsers: ["alice"],
-    resources: [
-      userResource("alice", ["access"]),
-      // Logins templated from the provider's groups, on dev nodes only.
-      roleResource("dev", { allow: { logins: ["{{external.groups}}"], node_labels: { env: "dev" } } }),
-      oidcConnector("corp-oidc", {}, oidcSecret),
-      oidcConnector("by-name", { username_claim: "preferred_username" }, oidcSecret),
-      connectorResource("gh", {
-        type: "github",
-        display_name: "GitHub",
-        settings: {
-          client_id: "svc-gh",
-          redirect_url: callback,
-          endpoint_url: github.url,
-          api_endpoint_url: github.apiUrl,
-        },
-        client_secret_ref: { file: githubSecret },
-        claims_to_roles: [{ claim: "orgs", value: "acme", roles: ["access"] }],
-      }),
-      connectorResource("corp-saml", {
-        type: "saml",
-        display_name: "Corp SAML",
-        settings: {
-          entity_id: spEntityId,
-          acs_url: acsUrl,
-          sso_url: saml.ssoUrl,
-          idp_certificate: saml.certPem,
-        },
-        claims_to_roles: [{ claim: "groups", value: "eng", roles: ["access"] }],
-      }),
-    ],
-  });
-  logs.attach(platform.proxy.app.log);
-  // The connector the lifecycle cases change and delete.
-  tmpConnector = oidcConnector("tmp-oidc", {}, oidcSecret) as Connector;
-  await platform.source.apply(tmpConnector);
+  w = await AttackWorld.start(OIDC_USERS);
 }, 240_000);
-
 afterAll(async () => {
-  await platform?.close();
-  await Promise.all([oidc?.stop(), github?.stop(), saml?.stop()]);
-  if (dir) await rm(dir, { recursive: true, force: true });
+  await w?.close();
 }, 60_000);
 
-let tmpConnector: Connector;
-const browser = () => new Browser(platform.client);
-
-/** The browser starts a login through `connector`: the provider URL it is sent to. */
-async function start(b: Browser, connector: string): Promise<string> {
-  const res = await b.send(`/v1/webapi/sso/${connector}/login?redirect_url=%2Fweb%2F`);
-  expect(res.status, res.text).toBe(302);
-  return String(res.headers.location);
-}
-
-/** Signs in at the OpenID provider or the GitHub stand-in: the callback query it answers. */
-async function atProvider(authUrl: string, login: string, password = `${login}-pw`): Promise<string> {
-  const query = await signInAtProvider({
-    authUrl,
-    login,
-    password,
-    caPem: `${oidc.caPem}\n${github.caPem}`,
-    callback,
-  });
-  return keepCode(query);
-}
-
-/** A whole browser login through an OIDC/GitHub connector, up to our callback's answer. */
-async function browserLogin(b: Browser, connector: string, login: string) {
-  return b.send(`/v1/webapi/sso/callback?${await atProvider(await start(b, connector), login)}`);
-}
-
-/** A CLI login up to the loopback code (a browser opens the login URL and signs in). */
-async function cliLogin(login: string): Promise<{ code: string; verifier: string }> {
-  const verifier = randomSecret();
-  const started = await browser().send("/v1/webapi/sso/corp-oidc/cli", {
-    json: { redirect_url: LOOPBACK, code_challenge: s256(verifier) },
-  });
-  expect(started.status, started.text).toBe(200);
-  const b = browser();
-  const opened = await b.send(new URL((started.json as { login_url: string }).login_url).pathname);
-  const done = await b.send(
-    `/v1/webapi/sso/callback?${await atProvider(String(opened.headers.location), login)}`,
-  );
-  expect(done.status, done.text).toBe(302);
-  const to = new URL(String(done.headers.location));
-  expect(`${to.origin}${to.pathname}`).toBe(LOOPBACK);
-  const code = to.searchParams.get("code") ?? "";
-  secrets.add(code);
-  return { code, verifier };
-}
-
-async function sessionOf(b: Browser): Promise<number> {
-  return (await b.send("/v1/webapi/session")).status;
-}
+const browser = (): Browser => w.browser();
+const start = (b: Browser, connector: string) => w.start(b, connector);
+const atProvider = (authUrl: string, login: string) => w.atProvider(authUrl, login);
+const browserLogin = (b: Browser, connector: string, login: string) => w.browserLogin(b, connector, login);
+const sessionOf = async (b: Browser) => (await b.send("/v1/webapi/session")).status;
 
 describe("login CSRF and session fixation", () => {
   it("an attacker's own completed callback replayed in a victim's browser is refused, with or without a login of the victim's in flight", async () => {
@@ -271,12 +111,12 @@ describe("login CSRF and session fixation", () => {
     expect(bound.status).toBe(302);
     // The attacker asks the provider for a code with the request id as state and PKCE of its own.
     const meta = (await (
-      await fetchTrusting(oidc.caPem)(`${oidc.issuer}/.well-known/openid-configuration`)
+      await fetchTrusting(w.oidc.caPem)(`${w.oidc.issuer}/.well-known/openid-configuration`)
     ).json()) as { authorization_endpoint: string };
     const own = new URL(meta.authorization_endpoint);
     for (const [k, v] of Object.entries({
       client_id: "svc",
-      redirect_uri: callback,
+      redirect_uri: w.callback,
       response_type: "code",
       scope: "openid email profile groups",
       state: request_id,
@@ -307,8 +147,8 @@ describe("login CSRF and session fixation", () => {
 
 describe("CLI flow abuse", () => {
   it("a code is traded only with its own request's verifier; a wrong one burns it; the other request is unharmed", async () => {
-    const a = await cliLogin("mallory");
-    const b = await cliLogin("ada");
+    const a = await w.cliLogin("mallory");
+    const b = await w.cliLogin("ada");
     const exchange = (code: string, code_verifier: string) =>
       browser().send("/v1/webapi/sso/exchange", { json: { code, code_verifier } });
     expectRefused(await exchange(a.code, b.verifier), 401, "not_authenticated");
@@ -416,6 +256,27 @@ describe("connectors mixed up", () => {
   });
 });
 
+describe("a genuine answer altered on its way back", () => {
+  const altered: Array<[string, (q: URLSearchParams, other: string) => void]> = [
+    ["another issuer (mix-up)", (q) => q.set("iss", "https://idp.evil.example")],
+    ["no issuer although the provider sends one", (q) => q.delete("iss")],
+    ["a second state", (q, other) => q.append("state", other)],
+    ["a second code", (q) => q.append("code", randomSecret())],
+    ["an error next to the code", (q) => q.set("error", "access_denied")],
+  ];
+  for (const [what, alter] of altered) {
+    it(`${what}: refused, nothing issued`, async () => {
+      const b = browser();
+      const query = new URLSearchParams(await atProvider(await start(b, "corp-oidc"), "ada"));
+      const other = new URL(await start(browser(), "corp-oidc")).searchParams.get("state") ?? "";
+      alter(query, other);
+      const res = await b.send(`/v1/webapi/sso/callback?${query}`);
+      expect([400, 401], res.text).toContain(res.status);
+      expectRefused(res, res.status, res.status === 400 ? "bad_parameter" : "not_authenticated");
+    });
+  }
+});
+
 describe("user names from the provider", () => {
   const cases: Array<[string, RegExp]> = [
     ["n-upper", /alice is a local user/],
@@ -443,7 +304,7 @@ describe("user names from the provider", () => {
 
   it("a local user's password login is not affected by those attempts", async () => {
     // Not through a recorded Browser: this answer carries its session id by design.
-    const res = await platform.client.send({
+    const res = await w.platform.client.send({
       method: "POST",
       path: "/v1/webapi/login",
       body: { username: "alice", password: PASSWORD },
@@ -466,7 +327,7 @@ describe("claims and mapping", () => {
   it.fails("a group value cannot smuggle an agentless node's principal through {{external.groups}}", async () => {
     const res = await browserLogin(browser(), "corp-oidc", "ops");
     expect(res.status, res.text).toBe(302);
-    const checker = platform.auth.service.checkerFor("ops@corp.test");
+    const checker = w.platform.auth.service.checkerFor("ops@corp.test");
     expect(checker).toBeDefined();
     const nodes = [
       { id: "prod-1", hostname: "prod", labels: { env: "prod" }, agentless: true },
@@ -483,7 +344,7 @@ describe("very large claims", () => {
     const res = await browserLogin(browser(), "corp-oidc", "big");
     expect(res.status, res.text).toBe(302);
     expect(issuedSession(res)).toBe(true);
-    const record = (await platform.backend.get("sso-users/big@corp.test")).value as {
+    const record = (await w.platform.backend.get("sso-users/big@corp.test")).value as {
       traits: Record<string, string[]>;
     };
     const groups = record.traits["groups"] ?? [];
@@ -528,7 +389,7 @@ describe("anonymous callers against a signed-in user", () => {
 
 describe("a connector that stops being usable mid-login", () => {
   const withReady = (status: "True" | "False"): Connector => ({
-    ...tmpConnector,
+    ...w.tmpConnector,
     status: {
       conditions: [
         {
@@ -543,21 +404,21 @@ describe("a connector that stops being usable mid-login", () => {
   });
 
   it("not Ready: the start is 412; a login already at the provider is refused at the callback (412)", async () => {
-    await platform.source.apply(withReady("False"));
+    await w.platform.source.apply(withReady("False"));
     expectRefused(await browser().send("/v1/webapi/sso/tmp-oidc/login"), 412, "precondition_failed");
-    await platform.source.apply(withReady("True"));
+    await w.platform.source.apply(withReady("True"));
     const b = browser();
     const url = await start(b, "tmp-oidc");
     const query = await atProvider(url, "ada");
-    await platform.source.apply(withReady("False"));
+    await w.platform.source.apply(withReady("False"));
     expectRefused(await b.send(`/v1/webapi/sso/callback?${query}`), 412, "precondition_failed");
-    await platform.source.apply(withReady("True"));
+    await w.platform.source.apply(withReady("True"));
   });
 
   it("deleted: a login already at the provider is refused at the callback (404)", async () => {
     const b = browser();
     const query = await atProvider(await start(b, "tmp-oidc"), "mallory");
-    await platform.source.remove("Connector", "tmp-oidc");
+    await w.platform.source.remove("Connector", "tmp-oidc");
     expectRefused(await b.send(`/v1/webapi/sso/callback?${query}`), 404, "not_found");
     expectRefused(await browser().send("/v1/webapi/sso/tmp-oidc/login"), 404, "not_found");
   });
@@ -616,15 +477,15 @@ describe("secrets", () => {
   });
 
   it("no answer body, audit event or log line of this whole run holds a secret, code, session or cookie value", async () => {
-    const audit = await platform.backend.searchAudit({ type: "user.login", limit: 500, offset: 0 });
+    const audit = await w.platform.backend.searchAudit({ type: "user.login", limit: 500, offset: 0 });
     const events = JSON.stringify(audit);
     expect(audit.items.length).toBeGreaterThan(10);
     // The capture works: the refusals of this run were logged.
-    expect(logs.lines.some((l) => l.includes('"code":"access_denied"'))).toBe(true);
+    expect(w.logs.lines.some((l) => l.includes('"code":"access_denied"'))).toBe(true);
     // No token or assertion of any provider, whatever its value.
     const jwt = /eyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}/;
     const assertion = /Assertion|PHNhbWw|SAMLResponse=/;
-    for (const text of [events, ...logs.lines, ...answers.map((a) => a.text)]) {
+    for (const text of [events, ...w.logs.lines, ...answers.map((a) => a.text)]) {
       expect(text).not.toMatch(jwt);
       expect(text).not.toMatch(assertion);
     }
@@ -635,7 +496,7 @@ describe("secrets", () => {
       if (secret.length < 16) continue;
       expect(events.includes(secret), "an audit event holds a secret").toBe(false);
       expect(
-        logs.lines.some((l) => l.includes(secret)),
+        w.logs.lines.some((l) => l.includes(secret)),
         "a log line holds a secret",
       ).toBe(false);
     }
