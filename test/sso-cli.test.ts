@@ -277,6 +277,10 @@ describe("svc login --auth", () => {
     await page.goto(`${ssoOnly.publicOrigin}/web/login`);
     await page.locator('a.connector[data-connector="corp-oidc"]').waitFor({ timeout: 15_000 });
     expect(await page.isVisible("#login")).toBe(false);
+    // The first administrator's way in when the identity provider fails: the form on demand.
+    await page.click("#password-link a");
+    expect(await page.isVisible("#login")).toBe(true);
+    expect(await page.isVisible("#password-link")).toBe(false);
     await page.close();
   }, 60_000);
 

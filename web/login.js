@@ -105,7 +105,17 @@ async function showConnectors() {
     api("/v1/webapi/connectors/public").then((r) => r.json()),
   ]);
   // auth.local_login false: auth refuses passwords, so do not offer the form.
-  if (ping.auth?.local_login === false) form.hidden = true;
+  // The first administrator keeps a password (auth.first_admin) so that a broken identity
+  // provider never locks everyone out: a link shows the form on demand.
+  if (ping.auth?.local_login === false && location.hash !== "#password") {
+    form.hidden = true;
+    const link = document.getElementById("password-link");
+    link.hidden = false;
+    link.querySelector("a").addEventListener("click", () => {
+      form.hidden = false;
+      link.hidden = true;
+    });
+  }
   for (const c of list.items ?? []) {
     const a = document.createElement("a");
     a.className = "connector";

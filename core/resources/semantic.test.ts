@@ -90,4 +90,21 @@ describe("semanticProblems", () => {
     });
     expect(semanticProblems(c)).toEqual(["spec.client_secret_ref: required for github and oidc connectors"]);
   });
+
+  it.each(["requests", "callback", "exchange", "saml"])(
+    "refuses the connector name %s, which the proxy's SSO routes use",
+    (name) => {
+      const c = parseResource({
+        apiVersion: V,
+        kind: "Connector",
+        metadata: { name },
+        spec: {
+          type: "saml",
+          display_name: "Corp",
+          settings: { entity_id: "https://p/sp", sso_url: "https://idp/sso" },
+        },
+      });
+      expect(semanticProblems(c)).toEqual([`metadata.name: "${name}" is reserved by the proxy's SSO routes`]);
+    },
+  );
 });

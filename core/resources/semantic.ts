@@ -58,6 +58,8 @@ function roleProblems(role: Role): string[] {
   ];
 }
 
+const RESERVED_CONNECTOR_NAMES: readonly string[] = ["requests", "callback", "exchange", "saml"];
+
 const SSO_TTL_MIN_MS = 5 * 60_000;
 const SSO_TTL_MAX_MS = 30 * 86_400_000;
 
@@ -96,6 +98,11 @@ export function semanticProblems(resource: AnyResource, ctx: SemanticContext = {
       out.push(...roleProblems(resource));
       break;
     case "Connector":
+      // The proxy's SSO routes live beside /v1/webapi/sso/{connector}/...: a connector with one of
+      // these names would lose its login route to them.
+      if (RESERVED_CONNECTOR_NAMES.includes(resource.metadata.name)) {
+        out.push(`metadata.name: "${resource.metadata.name}" is reserved by the proxy's SSO routes`);
+      }
       if (resource.spec.type !== "saml" && resource.spec.client_secret_ref === undefined) {
         out.push("spec.client_secret_ref: required for github and oidc connectors");
       }
