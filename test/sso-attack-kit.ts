@@ -9,6 +9,7 @@
 // env=dev nodes. Local user alice (password PASSWORD).
 import { createHash, randomBytes } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
@@ -169,6 +170,8 @@ export class AttackWorld {
   /** the OIDC and GitHub redirect URI */
   callback = "";
   tmpConnector!: Connector;
+  /** the GitHub client secret's file (client_secret_ref) */
+  githubSecretFile = "";
   #dir = "";
 
   static async start(oidcUsers: OidcTestUser[]): Promise<AttackWorld> {
@@ -218,6 +221,7 @@ export class AttackWorld {
     ]);
     const oidcFile = join(this.#dir, "oidc-secret");
     const githubFile = join(this.#dir, "github-secret");
+    this.githubSecretFile = githubFile;
     await writeFile(oidcFile, oidcSecret, { mode: 0o600 });
     await writeFile(githubFile, githubSecret, { mode: 0o600 });
     const issuer = this.oidc.issuer;
@@ -313,4 +317,63 @@ export class AttackWorld {
     secrets.add(code);
     return { code, verifier };
   }
+}
+
+/**
+ * A TCP relay that can hold new connections (accepted, nothing relayed) and later let them
+ * through: a provider that answers only when the test says so, TLS and all.
+ */
+export async function holdingRelay(upstreamPort: number): Promise<{
+  port: number;
+  hold(): void;
+  /** Resolves once a connection is being held. */
+  held(): Promise<void>;
+  release(): void;
+  close(): Promise<void>;
+}> {
+  let holding = false;
+  const queue: Socket[] = [];
+  const sockets = new Set<Socket>();
+  let onHeld: (() => void) | undefined;
+  const relay = (client: Socket) => {
+    const upstream = connect({ host: "127.0.0.1", port: upstreamPort });
+    sockets.add(upstream);
+    const end = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("error", end).on("close", end);
+    upstream.on("error", end).on("close", end);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  };
+  const server = createServer((client) => {
+    sockets.add(client);
+    if (!holding) return relay(client);
+    client.pause();
+    queue.push(client);
+    onHeld?.();
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    hold: () => {
+      holding = true;
+    },
+    held: () =>
+      queue.length > 0
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => {
+            onHeld = resolve;
+          }),
+    release: () => {
+      holding = false;
+      for (const client of queue.splice(0)) relay(client);
+    },
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
 }

@@ -17,6 +17,7 @@ import {
   answers,
   type Browser,
   expectRefused,
+  holdingRelay,
   issuedSession,
   LOOPBACK,
   logOnlySecrets,
@@ -24,7 +25,7 @@ import {
   s256,
   secrets,
 } from "./sso-attack-kit.ts";
-import { PASSWORD } from "./sso-fixture.ts";
+import { connectorResource, PASSWORD } from "./sso-fixture.ts";
 
 const oidcUser = (username: string, claims: OidcTestUser["claims"]): OidcTestUser => ({
   username,
@@ -421,6 +422,43 @@ describe("a connector that stops being usable mid-login", () => {
     await w.platform.source.remove("Connector", "tmp-oidc");
     expectRefused(await b.send(`/v1/webapi/sso/callback?${query}`), 404, "not_found");
     expectRefused(await browser().send("/v1/webapi/sso/tmp-oidc/login"), 404, "not_found");
+  });
+});
+
+describe("a connector deleted while auth waits on its provider", () => {
+  // BUG: SsoFlow.validate (server/auth/sso/flow.ts) uses the Connector read before the provider round trip; a deletion meanwhile (connectorDeleted found no user yet) still yields a session.
+  it.fails("issues no session once the connector is gone", async () => {
+    const relay = await holdingRelay(Number(new URL(w.github.apiUrl).port));
+    try {
+      await w.platform.source.apply(
+        connectorResource("gh-slow", {
+          type: "github",
+          display_name: "GitHub (slow API)",
+          settings: {
+            client_id: "svc-gh",
+            redirect_url: w.callback,
+            endpoint_url: w.github.url,
+            api_endpoint_url: `https://127.0.0.1:${relay.port}/api/v3`,
+          },
+          client_secret_ref: { file: w.githubSecretFile },
+          claims_to_roles: [{ claim: "orgs", value: "acme", roles: ["access"] }],
+        }) as Connector,
+      );
+      const b = browser();
+      const query = await atProvider(await start(b, "gh-slow"), "octo");
+      relay.hold();
+      const answer = b.send(`/v1/webapi/sso/callback?${query}`);
+      await relay.held();
+      await w.platform.source.remove("Connector", "gh-slow");
+      await new Promise((r) => setTimeout(r, 300));
+      relay.release();
+      const res = await answer;
+      expect(issuedSession(res), res.text).toBe(false);
+      expect([401, 403, 404]).toContain(res.status);
+      expect(await sessionOf(b)).toBe(401);
+    } finally {
+      await relay.close();
+    }
   });
 });
 
