@@ -9,6 +9,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Connector } from "../core/resources/index.ts";
 import { certPrincipals } from "../server/auth/user-cert-content.ts";
+import { SSO_COOKIE } from "../server/proxy/sso-cookie.ts";
 import { fetchTrusting } from "./harness/idp/fetch.ts";
 import type { OidcTestUser } from "./harness/idp/oidc-types.ts";
 import { loginAtIdp } from "./harness/saml-idp/saml-idp.ts";
@@ -84,6 +85,7 @@ describe("login CSRF and session fixation", () => {
   it("an attacker's own completed callback replayed in a victim's browser is refused, with or without a login of the victim's in flight", async () => {
     const attacker = browser();
     const query = await atProvider(await start(attacker, "corp-oidc"), "mallory");
+    const binding = attacker.cookies.get(SSO_COOKIE) ?? "";
     const fresh = browser();
     expectRefused(
       await fresh.send(`/v1/webapi/sso/callback?${query}`),
@@ -99,6 +101,9 @@ describe("login CSRF and session fixation", () => {
     const own = await attacker.send(`/v1/webapi/sso/callback?${query}`);
     expect(own.status, own.text).toBe(302);
     expect(issuedSession(own)).toBe(true);
+    // Used once: the same answer again, even with that browser's binding cookie put back, is refused.
+    attacker.cookies.set(SSO_COOKIE, binding);
+    expectRefused(await attacker.send(`/v1/webapi/sso/callback?${query}`), 401, "not_authenticated");
   });
 
   it("a victim who opens an attacker's CLI login URL cannot be fed the attacker's own provider code for that state (PKCE, nonce)", async () => {
@@ -303,7 +308,10 @@ describe("user names from the provider", () => {
     expectRefused(await browserLogin(browser(), "by-name", "n-trim"), 403, "access_denied", /not usable/);
   });
 
-  it("a local user's password login is not affected by those attempts", async () => {
+  it("refusals naming a local user neither throttle nor lock that user's password login", async () => {
+    // More than auth's 5 failures per name (login throttling): SSO refusals are not password failures.
+    for (let i = 0; i < 6; i++)
+      expectRefused(await browserLogin(browser(), "by-name", "n-upper"), 403, "access_denied");
     // Not through a recorded Browser: this answer carries its session id by design.
     const res = await w.platform.client.send({
       method: "POST",
