@@ -19,12 +19,18 @@ async function loginBearer(username: string): Promise<string> {
   return (res.json as { session_id: string }).session_id;
 }
 
-async function seedRecording(id: string, user: string, protocol: string, startMs: number): Promise<void> {
+async function seedRecording(
+  id: string,
+  user: string,
+  protocol: string,
+  startMs: number,
+  node = "node-1",
+): Promise<void> {
   const w = new RecordingWriter(fx.backend, {
     id,
     user_name: user,
     protocol,
-    node: "node-1",
+    node,
     login: user,
     start_unix_ms: startMs,
     end_unix_ms: startMs + 1000,
@@ -35,12 +41,14 @@ async function seedRecording(id: string, user: string, protocol: string, startMs
   await w.finish();
 }
 
+// the seeded recordings' first start time (second-aligned, so RFC 3339 bounds are exact)
+const t0 = Math.floor(Date.now() / 1000) * 1000 - 3600_000;
+
 beforeAll(async () => {
   fx = await startProxyFixture();
-  const t0 = Date.now() - 3600_000;
   for (let i = 0; i < 7; i++) await seedRecording(`alice-rec-${i}`, USERS.user, "ssh", t0 + i * 1000);
   await seedRecording("admin-rec-0", USERS.admin, "ssh", t0);
-  await seedRecording("admin-rec-1", USERS.admin, "kube", t0 + 500);
+  await seedRecording("admin-rec-1", USERS.admin, "kube", t0 + 500, "node-2");
   await fx.auth.service.nodes.heartbeat("agent-1", {
     hostname: "node-1",
     addresses: ["127.0.0.1:3022"],
@@ -180,6 +188,37 @@ describe("recordings (GET /v1/webapi/sessions)", () => {
     expect(byProto.items.map((r) => r.id)).toEqual(["admin-rec-1"]);
   });
 
+  it("filters by node and by a [start_time, end_time) window on the session's start; a user's own only", async () => {
+    const ids = async (q: string, who: "user" | "admin" = "admin"): Promise<string[]> => {
+      const res = await get(`/v1/webapi/sessions?${q}`, who);
+      expect(res.status, `${q}: ${res.text}`).toBe(200);
+      return (res.json as Page).items.map((r) => r.id);
+    };
+    const iso = (ms: number) => encodeURIComponent(new Date(ms).toISOString());
+    expect(await ids("node=node-2")).toEqual(["admin-rec-1"]);
+    expect(await ids("node=node-2", "user")).toEqual([]);
+    expect(await ids("node=nowhere")).toEqual([]);
+    expect(await ids(`start_time=${iso(t0 + 1000)}&end_time=${iso(t0 + 3000)}`)).toEqual([
+      "alice-rec-2",
+      "alice-rec-1",
+    ]);
+    // end exclusive: [t0, t0 + 500) holds the two started at t0, not the one at t0 + 500
+    expect((await ids(`start_time=${iso(t0)}&end_time=${iso(t0 + 500)}`)).sort()).toEqual([
+      "admin-rec-0",
+      "alice-rec-0",
+    ]);
+    expect(await ids(`start_time=${iso(t0)}&end_time=${iso(t0 + 1000)}&user=${USERS.admin}`)).toEqual([
+      "admin-rec-1",
+      "admin-rec-0",
+    ]);
+    expect(await ids(`start_time=${iso(t0 + 6000)}`, "user")).toEqual(["alice-rec-6"]);
+    expect(await ids(`end_time=${iso(t0 + 1000)}`, "user")).toEqual(["alice-rec-0"]);
+    const backwards = await get(`/v1/webapi/sessions?start_time=${iso(t0 + 1)}&end_time=${iso(t0)}`, "admin");
+    expect(backwards.status).toBe(400);
+    expect(codeOf(backwards)).toBe("bad_parameter");
+    expect((await get("/v1/webapi/sessions?start_time=yesterday", "admin")).status).toBe(400);
+  });
+
   it("pagination: default 50, limit/offset edges", async () => {
     const all = (await get("/v1/webapi/sessions", "user")).json as Page;
     expect(all.items).toHaveLength(7);
@@ -218,7 +257,14 @@ describe("recordings (GET /v1/webapi/sessions)", () => {
 
   it("unknown query parameters are ignored; an empty filter is no filter", async () => {
     const all = (await get("/v1/webapi/sessions", "admin")).json as Page;
-    for (const q of ["colour=red", "user=", "protocol=", "user=&protocol=&colour="]) {
+    for (const q of [
+      "colour=red",
+      "user=",
+      "protocol=",
+      "node=",
+      "start_time=&end_time=",
+      "user=&protocol=&node=&colour=",
+    ]) {
       const res = await get(`/v1/webapi/sessions?${q}`, "admin");
       expect(res.status, `${q}: ${res.text}`).toBe(200);
       expect(res.json, q).toEqual(all);

@@ -32,6 +32,10 @@ export interface RecordingMeta {
 export interface RecordingFilter {
   user?: string;
   protocol?: string;
+  node?: string;
+  /** start time bounds: start inclusive, end exclusive (as audit search) */
+  startTime?: Date;
+  endTime?: Date;
   limit: number;
   offset: number;
 }
@@ -195,11 +199,18 @@ export async function listRecordings(
   backend: Backend,
   f: RecordingFilter,
 ): Promise<{ items: RecordingMeta[]; total: number }> {
+  const from = f.startTime?.getTime();
+  const to = f.endTime?.getTime();
   const all = (await backend.range(META_PREFIX))
     .filter((i) => !i.key.endsWith(".pending"))
     .map((i) => i.value as unknown as RecordingMeta)
     .filter(
-      (r) => (f.user ? r.user_name === f.user : true) && (f.protocol ? r.protocol === f.protocol : true),
+      (r) =>
+        (f.user ? r.user_name === f.user : true) &&
+        (f.protocol ? r.protocol === f.protocol : true) &&
+        (f.node ? r.node === f.node : true) &&
+        (from === undefined || r.start_unix_ms >= from) &&
+        (to === undefined || r.start_unix_ms < to),
     )
     .sort((a, b) => b.start_unix_ms - a.start_unix_ms || (a.id < b.id ? -1 : 1));
   return { items: all.slice(f.offset, f.offset + f.limit), total: all.length };

@@ -798,10 +798,15 @@ export class AuthService {
       // Non-admins: restricted server-side to their own, whatever the filter says.
       const userFilter = isAdmin ? req.user : user.username;
       if (!isAdmin && req.user !== "" && req.user !== user.username) return { items: [], total_count: 0 };
+      const startTime = timeBound(req.start_unix_ms);
+      const endTime = timeBound(req.end_unix_ms);
       const r = await listRecordings(this.#d.backend, {
         ...page,
         ...(userFilter ? { user: userFilter } : {}),
         ...(req.protocol ? { protocol: req.protocol } : {}),
+        ...(req.node ? { node: req.node } : {}),
+        ...(startTime ? { startTime } : {}),
+        ...(endTime ? { endTime } : {}),
       });
       return { items: r.items, total_count: r.total };
     }),

@@ -120,6 +120,10 @@ export interface RecordingQuery {
   offset: number;
   user?: string;
   protocol?: string;
+  node?: string;
+  /** the recording's start: at or after `start`, before `end` */
+  start?: Date;
+  end?: Date;
 }
 
 export interface AuditQuery {

@@ -498,7 +498,16 @@ export class GrpcAuthApi implements AuthApi {
   async listRecordings(sessionId: string, q: RecordingQuery): Promise<Page<RecordingInfo>> {
     const res = await this.#call<ListRecordingsResponse__Output>(sessionId, (md, o, cb) =>
       this.#client.ListRecordings(
-        { limit: q.limit, offset: q.offset, user: q.user ?? "", protocol: q.protocol ?? "" },
+        {
+          limit: q.limit,
+          offset: q.offset,
+          user: q.user ?? "",
+          protocol: q.protocol ?? "",
+          node: q.node ?? "",
+          // unset = no bound: 0 and earlier are real times
+          ...(q.start ? { start_unix_ms: q.start.getTime() } : {}),
+          ...(q.end ? { end_unix_ms: q.end.getTime() } : {}),
+        },
         md,
         o,
         cb,

@@ -28,6 +28,9 @@ const RecordingsQuery = Type.Object({
   offset: Type.Optional(Offset),
   user: Type.Optional(Filter),
   protocol: Type.Optional(Filter),
+  node: Type.Optional(Filter),
+  start_time: Type.Optional(TimeBound("RFC 3339, inclusive: sessions started at or after it")),
+  end_time: Type.Optional(TimeBound("RFC 3339, exclusive: sessions started before it")),
 });
 
 const AuditQuery = Type.Object({
@@ -40,6 +43,19 @@ const AuditQuery = Type.Object({
 });
 
 const nonEmpty = (v: string | undefined): string | undefined => (v === "" ? undefined : v);
+
+/** A query's [start_time, end_time) window; empty = unbounded; start after end is refused. */
+function windowOf(q: { start_time?: string; end_time?: string }): { start?: Date; end?: Date } {
+  const startText = nonEmpty(q.start_time);
+  const endText = nonEmpty(q.end_time);
+  // Dates before 1970 are real bounds (negative milliseconds), not "none".
+  const start = startText === undefined ? undefined : new Date(startText);
+  const end = endText === undefined ? undefined : new Date(endText);
+  if (start && end && start.getTime() > end.getTime()) {
+    throw new BadParameterError("start_time is after end_time");
+  }
+  return { ...(start ? { start } : {}), ...(end ? { end } : {}) };
+}
 
 const Recording = Type.Object({
   id: Type.String(),
@@ -147,6 +163,8 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
         offset: q.offset ?? 0,
         user: nonEmpty(q.user),
         protocol: nonEmpty(q.protocol),
+        node: nonEmpty(q.node),
+        ...windowOf(q),
       });
       return { items: page.items.map(recordingView), total_count: page.total_count };
     },
@@ -208,21 +226,12 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const q = request.query;
-      const startText = nonEmpty(q.start_time);
-      const endText = nonEmpty(q.end_time);
-      // Dates before 1970 are real bounds (negative milliseconds), not "none".
-      const start = startText === undefined ? undefined : new Date(startText);
-      const end = endText === undefined ? undefined : new Date(endText);
-      if (start && end && start.getTime() > end.getTime()) {
-        throw new BadParameterError("start_time is after end_time");
-      }
       const page = await app.authApi.searchAudit(sessionOf(request).sessionId, {
         limit: q.limit ?? DEFAULT_LIMIT,
         offset: q.offset ?? 0,
         type: nonEmpty(q.type),
         user: nonEmpty(q.user),
-        start,
-        end,
+        ...windowOf(q),
       });
       return { items: page.items.map(auditView), total_count: page.total_count };
     },
