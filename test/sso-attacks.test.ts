@@ -217,6 +217,50 @@ describe("CLI flow abuse", () => {
   });
 });
 
+describe("races", () => {
+  it("of two browsers opening the same CLI login URL at once, exactly one goes on to the provider", async () => {
+    const started = await browser().send("/v1/webapi/sso/corp-oidc/cli", {
+      json: { redirect_url: LOOPBACK, code_challenge: s256(randomSecret()) },
+    });
+    const path = new URL((started.json as { login_url: string }).login_url).pathname;
+    const opened = await Promise.all(Array.from({ length: 6 }, () => browser().send(path)));
+    expect(opened.filter((r) => r.status === 302)).toHaveLength(1);
+    // The others: "already opened" (403), or the compare-and-swap lost to the winner (401).
+    for (const r of opened.filter((r) => r.status !== 302)) {
+      expect([401, 403]).toContain(r.status);
+      expectRefused(r, r.status, r.status === 401 ? "not_authenticated" : "access_denied", /already opened/);
+    }
+  });
+
+  it("the same answer brought twice at once by its own browser makes one session", async () => {
+    const b = browser();
+    const query = await atProvider(await start(b, "corp-oidc"), "ada");
+    const cookie = b.cookies.get(SSO_COOKIE) ?? "";
+    const twin = browser();
+    twin.cookies.set(SSO_COOKIE, cookie);
+    const [x, y] = await Promise.all([
+      b.send(`/v1/webapi/sso/callback?${query}`),
+      twin.send(`/v1/webapi/sso/callback?${query}`),
+    ]);
+    expect([x, y].filter(issuedSession)).toHaveLength(1);
+    const loser = issuedSession(x) ? y : x;
+    expectRefused(loser, 401, "not_authenticated");
+  });
+
+  it("one code traded twice at once makes one session", async () => {
+    const { code, verifier } = await w.cliLogin("mallory");
+    const trades = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        browser().send("/v1/webapi/sso/exchange", { json: { code, code_verifier: verifier } }),
+      ),
+    );
+    const ok = trades.filter((r) => r.status === 200);
+    expect(ok).toHaveLength(1);
+    logOnlySecrets.push((ok[0]?.json as { session_id?: string } | undefined)?.session_id ?? "");
+    for (const r of trades.filter((r) => r.status !== 200)) expectRefused(r, 401, "not_authenticated");
+  });
+});
+
 describe("connectors mixed up", () => {
   it("an OIDC request's state at the SAML ACS, with a genuine SAML response, is refused; that response still works for its own request", async () => {
     const o = browser();
