@@ -166,6 +166,18 @@ describe("CLI flow abuse", () => {
     expectRefused(await exchange(b.code, b.verifier), 401, "not_authenticated");
   });
 
+  // BUG: a HEAD of /v1/webapi/sso/requests/<id> binds the request (Fastify answers HEAD through the GET route in server/proxy/routes/sso.ts), so a link checker or preview takes it from the user.
+  it.fails("a HEAD of the CLI login URL (link checkers, previews) does not take it from the user who opens it", async () => {
+    const started = await browser().send("/v1/webapi/sso/corp-oidc/cli", {
+      json: { redirect_url: LOOPBACK, code_challenge: s256(randomSecret()) },
+    });
+    const path = new URL((started.json as { login_url: string }).login_url).pathname;
+    const head = await browser().send(path, { method: "HEAD" });
+    expect(head.status).not.toBe(302);
+    const user = await browser().send(path);
+    expect(user.status, user.text).toBe(302);
+  });
+
   it("a CLI request no browser opened cannot be finished at the callback", async () => {
     const started = await browser().send("/v1/webapi/sso/corp-oidc/cli", {
       json: { redirect_url: LOOPBACK, code_challenge: s256(randomSecret()) },
