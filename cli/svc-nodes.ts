@@ -14,12 +14,22 @@ export interface NodeItem {
   version: string;
 }
 
+/** Every node the caller may see: the route answers pages (500 at most), followed by next_key. */
 export async function listNodes(): Promise<{ sessionId: string; nodes: NodeItem[] }> {
   const p = await requireSession();
-  const r = await proxyCall<{ items: NodeItem[] }>(targetOf(p), "GET", "/v1/webapi/nodes", {
-    sessionId: p.session_id,
-  });
-  return { sessionId: p.session_id, nodes: r.items };
+  const nodes: NodeItem[] = [];
+  let key = "";
+  do {
+    const r = await proxyCall<{ items: NodeItem[]; next_key?: string }>(
+      targetOf(p),
+      "GET",
+      `/v1/webapi/nodes?limit=500${key ? `&start_key=${encodeURIComponent(key)}` : ""}`,
+      { sessionId: p.session_id },
+    );
+    nodes.push(...r.items);
+    key = r.next_key ?? "";
+  } while (key !== "");
+  return { sessionId: p.session_id, nodes };
 }
 
 export async function ls(opts: { json?: boolean; label?: string[] }): Promise<void> {

@@ -55,6 +55,7 @@ import { LocalLogin, type LockoutPolicy, type LoginResult, peerHost } from "./lo
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
 import { managedBySvcctl } from "./managed-by.ts";
 import { authorizeNodeLogin } from "./node-login.ts";
+import { queryNodes } from "./node-query.ts";
 import { NodeStore } from "./nodes.ts";
 import { OperatorHooks } from "./operator-hooks.ts";
 import { deletePassword } from "./passwords.ts";
@@ -736,21 +737,9 @@ export class AuthService {
       return {};
     }),
 
-    ListNodes: unary(async (_req, caller) => {
-      const checker = this.#checkerOrDeny(requireUser(caller).username);
-      const nodes = (await this.nodes.list()).filter((n) => checker.canSeeNode(n.labels));
-      return {
-        nodes: nodes.map((n) => ({
-          id: n.id,
-          hostname: n.hostname,
-          addresses: n.addresses,
-          labels: n.labels,
-          status: n.online ? "online" : "offline",
-          last_heartbeat_unix_ms: n.lastHeartbeat.getTime(),
-          version: n.version,
-        })),
-      };
-    }),
+    ListNodes: unary(async (req, caller) =>
+      queryNodes(await this.nodes.list(), this.#checkerOrDeny(requireUser(caller).username), req),
+    ),
 
     DeleteNode: unary(async (req, caller) => {
       const reg = await wired(this.#d.agentJoin, "DeleteNode").remove(req.node);

@@ -73,6 +73,27 @@ export interface NodeInfo {
   status: string;
   lastHeartbeat?: Date;
   version: string;
+  /** the logins the caller's roles allow on this node (when asked for) */
+  logins?: string[];
+}
+
+/** ListNodes' filters and page (docs/web-api.md); auth applies them. */
+export interface NodeQuery {
+  search?: string;
+  /** `k=v,k2=v2`; a bare `k`: the key exists */
+  labels?: string;
+  status?: string;
+  /** 1..500; 0 = all */
+  limit: number;
+  startKey?: string;
+  withLogins?: boolean;
+}
+
+export interface NodePage {
+  items: NodeInfo[];
+  /** "" on the last page */
+  nextKey: string;
+  totalCount: number;
 }
 
 export interface UserInfo {
@@ -222,7 +243,7 @@ export interface AuthApi {
   listWebAuthnDevices(sessionId: string): Promise<WebAuthnDevice[]>;
   deleteWebAuthnDevice(sessionId: string, deviceId: string): Promise<void>;
 
-  listNodes(sessionId: string): Promise<NodeInfo[]>;
+  listNodes(sessionId: string, query: NodeQuery): Promise<NodePage>;
   /** Admin only; auth answers AccessDeniedError for anyone else. */
   listUsers(sessionId: string): Promise<UserInfo[]>;
   listRoles(sessionId: string): Promise<RoleInfo[]>;

@@ -52,7 +52,8 @@ import type {
   ClusterInfo,
   IssuedSession,
   LocalLoginResult,
-  NodeInfo,
+  NodePage,
+  NodeQuery,
   Page,
   PublicKeyMaterial,
   RecordingInfo,
@@ -460,19 +461,36 @@ export class GrpcAuthApi implements AuthApi {
     );
   }
 
-  async listNodes(sessionId: string): Promise<NodeInfo[]> {
+  async listNodes(sessionId: string, q: NodeQuery): Promise<NodePage> {
     const res = await this.#call<ListNodesResponse__Output>(sessionId, (md, o, cb) =>
-      this.#client.ListNodes({}, md, o, cb),
+      this.#client.ListNodes(
+        {
+          search: q.search ?? "",
+          labels: q.labels ?? "",
+          status: q.status ?? "",
+          limit: q.limit,
+          start_key: q.startKey ?? "",
+          with_logins: q.withLogins ?? false,
+        },
+        md,
+        o,
+        cb,
+      ),
     );
-    return res.nodes.map((n) => ({
-      id: n.id,
-      hostname: n.hostname,
-      addresses: n.addresses,
-      labels: n.labels,
-      status: n.status,
-      lastHeartbeat: dateOf(n.last_heartbeat_unix_ms),
-      version: n.version,
-    }));
+    return {
+      items: res.nodes.map((n) => ({
+        id: n.id,
+        hostname: n.hostname,
+        addresses: n.addresses,
+        labels: n.labels,
+        status: n.status,
+        lastHeartbeat: dateOf(n.last_heartbeat_unix_ms),
+        version: n.version,
+        logins: n.logins,
+      })),
+      nextKey: res.next_key,
+      totalCount: res.total_count,
+    };
   }
 
   async listUsers(sessionId: string): Promise<UserInfo[]> {

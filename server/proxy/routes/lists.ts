@@ -3,7 +3,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { BadParameterError } from "../../../core/errors.ts";
-import type { AuditEventInfo, NodeInfo, RecordingInfo, RoleInfo, UserInfo } from "../auth-client.ts";
+import type { AuditEventInfo, RecordingInfo, RoleInfo, UserInfo } from "../auth-client.ts";
 import { sessionOf } from "../plugins/session.ts";
 import {
   commonErrors,
@@ -14,6 +14,7 @@ import {
   sessionSecurity,
   Timestamp,
 } from "../schemas.ts";
+import { nodeRoutes } from "./nodes.ts";
 
 // Query strings: unknown parameters are ignored (links and clients may carry their own), and an
 // empty value is no filter (a form's blank field), for filters and times alike.
@@ -69,16 +70,6 @@ const Recording = Type.Object({
   format: Type.String(),
 });
 
-const Node = Type.Object({
-  id: Type.String(),
-  hostname: Type.String(),
-  addresses: Type.Array(Type.String()),
-  labels: Type.Record(Type.String(), Type.String()),
-  status: Type.String({ description: "online | offline" }),
-  last_heartbeat: Type.Optional(Timestamp),
-  version: Type.String(),
-});
-
 const User = Type.Object({
   name: Type.String(),
   roles: Type.Array(Type.String()),
@@ -116,15 +107,6 @@ const recordingView = (r: RecordingInfo): Static<typeof Recording> => ({
   end_time: r.end?.toISOString(),
   size_bytes: r.sizeBytes,
   format: r.format,
-});
-const nodeView = (n: NodeInfo): Static<typeof Node> => ({
-  id: n.id,
-  hostname: n.hostname,
-  addresses: n.addresses,
-  labels: n.labels,
-  status: n.status,
-  last_heartbeat: n.lastHeartbeat?.toISOString(),
-  version: n.version,
 });
 const userView = (u: UserInfo): Static<typeof User> => ({
   name: u.name,
@@ -170,19 +152,8 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
     },
   );
 
-  app.get(
-    "/v1/webapi/nodes",
-    {
-      schema: {
-        summary: "Registered SSH nodes the caller may see, with labels and status",
-        tags: ["lists"],
-        ...sessionSecurity,
-        response: { 200: listOf(Node), ...errorResponses(401, 403, ...commonErrors) },
-      },
-      preHandler: app.requireSession,
-    },
-    async (request) => ({ items: (await app.authApi.listNodes(sessionOf(request).sessionId)).map(nodeView) }),
-  );
+  // GET /v1/webapi/nodes: its own file (paging and filters).
+  await nodeRoutes(app);
 
   app.get(
     "/v1/webapi/users",

@@ -10,6 +10,7 @@ export interface Node {
   status?: string;
   last_heartbeat_unix_ms?: number | string | Long;
   version?: string;
+  logins?: string[];
 }
 
 export interface Node__Output {
@@ -20,4 +21,5 @@ export interface Node__Output {
   status: string;
   last_heartbeat_unix_ms: number;
   version: string;
+  logins: string[];
 }
