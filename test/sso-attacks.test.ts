@@ -53,6 +53,12 @@ const OIDC_USERS: OidcTestUser[] = [
     email_verified: false,
     groups: [],
   }),
+  // Some providers send email_verified as a string (userinfo of several well-known ones).
+  oidcUser("eve-string", {
+    email: "eve-string@corp.test",
+    email_verified: "false" as unknown as boolean,
+    groups: ["devs"],
+  }),
   oidcUser("globber", {
     preferred_username: "globber",
     email: "globber@corp.test.evil.example",
@@ -386,6 +392,19 @@ describe("claims and mapping", () => {
   // BUG: an unverified email grants roles through an email rule when the user name comes from another claim (oidc.ts validate checks email_verified only when username_claim is email).
   it.fails("an address the provider has not verified maps to no role, whatever names the user", async () => {
     expectRefused(await browserLogin(browser(), "by-name", "eve"), 403, "access_denied");
+  });
+
+  // BUG: email_verified "false" (a string) passes as verified: oidc.ts validate compares the claim with the boolean false only.
+  it.fails('an address marked unverified with the string "false" is not a user name', async () => {
+    const res = await browserLogin(browser(), "corp-oidc", "eve-string");
+    if (res.status === 302) {
+      // The provider did send the string: it is among the user's traits now.
+      const record = await w.platform.backend.get("sso-users/eve-string@corp.test");
+      expect((record.value as { traits: Record<string, string[]> }).traits["email_verified"]).toEqual([
+        "false",
+      ]);
+    }
+    expectRefused(res, 403, "access_denied", /not verified/);
   });
 
   // BUG: a templated login "root@prod-1" from a group is issued as a plain principal, which an agentless node prod-1 accepts for root although the role allows env=dev only (core/rbac/template.ts expandLogin passes any value).
