@@ -23,6 +23,9 @@ import type { OidcTestUser } from "./harness/idp/oidc-types.ts";
 import { freePort } from "./harness/ports.ts";
 import { type RunningSamlIdp, startSamlIdp } from "./harness/saml-idp/saml-idp.ts";
 import { cookieAttributes, type HttpResponse, type HttpsClient } from "./proxy-https-client.ts";
+
+export type { HttpResponse };
+
 import {
   connectorResource,
   PUBLIC_HOST,

@@ -18,6 +18,7 @@ import {
   answers,
   type Browser,
   expectRefused,
+  type HttpResponse,
   holdingRelay,
   issuedSession,
   LOOPBACK,
@@ -585,6 +586,57 @@ describe("hostile bodies at the SAML ACS", () => {
       form: { SAMLResponse: posted.samlResponse, RelayState: posted.relayState },
     });
     expect(res.status, res.text).toBe(302);
+  });
+});
+
+describe("malformed input anywhere", () => {
+  it("every SSO route answers malformed input with a 4xx, never a 5xx, and issues nothing", async () => {
+    const b = browser();
+    await start(b, "corp-oidc");
+    const state = randomSecret();
+    const hostile = [
+      "",
+      "%00",
+      "%ff%fe",
+      "..%2f..%2f",
+      "a".repeat(600),
+      "\u202e",
+      "<x>",
+      "' OR 1=1",
+      "__proto__",
+    ];
+    const tries: Array<() => Promise<HttpResponse>> = [];
+    for (const v of hostile) {
+      const e = encodeURIComponent(v);
+      tries.push(
+        () => b.send(`/v1/webapi/sso/callback?state=${e}&code=${e}`),
+        () => b.send(`/v1/webapi/sso/callback?state=${state}&code=${e}&iss=${e}`),
+        () => b.send(`/v1/webapi/sso/callback?state=${e}&error=${e}&error_description=${e}`),
+        () => b.send(`/v1/webapi/sso/callback?${e}`),
+        () => b.send(`/v1/webapi/sso/requests/${e}`),
+        () => b.send(`/v1/webapi/sso/corp-oidc/login?redirect_url=${e}`),
+        () => b.send(`/v1/webapi/sso/${e}/login`),
+        () => b.send("/v1/webapi/sso/saml/acs", { form: { SAMLResponse: v || "x", RelayState: v || "x" } }),
+        () => b.send("/v1/webapi/sso/exchange", { json: { code: v, code_verifier: v } }),
+        () => b.send("/v1/webapi/sso/corp-oidc/cli", { json: { redirect_url: v, code_challenge: v } }),
+      );
+    }
+    for (const body of ["{", "[]", "null", '{"code":1,"code_verifier":{}}', '{"__proto__":{"x":1}}']) {
+      tries.push(() =>
+        w.platform.client.send({
+          method: "POST",
+          path: "/v1/webapi/sso/exchange",
+          headers: { "content-type": "application/json" },
+          raw: body,
+        }),
+      );
+    }
+    for (const attempt of tries) {
+      const res = await attempt();
+      expect(res.status, res.text).toBeGreaterThanOrEqual(400);
+      expect(res.status, res.text).toBeLessThan(500);
+      expect(issuedSession(res)).toBe(false);
+    }
   });
 });
 
