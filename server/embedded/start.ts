@@ -19,6 +19,8 @@ import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
 import { recordingRoutes } from "../proxy/recordings-route.ts";
+import { GrpcAdminAuthApi } from "../proxy/routes/admin-api.ts";
+import { adminRoutes } from "../proxy/routes/admin-routes.ts";
 import { passwordResetRoutes } from "../proxy/routes/password-reset.ts";
 import { userCertRoutes } from "../proxy/routes/user-certs.ts";
 import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
@@ -178,6 +180,16 @@ export async function startEmbedded(
       serverName: "localhost",
     });
     closers.push(async () => terminalAuth.close());
+    const adminApi = new GrpcAdminAuthApi({
+      address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
+      caPems: [cas.hostCa.certPem],
+      certPem: proxyClient.certPem,
+      keyPem: proxyClient.keyPem,
+      serverName: "localhost",
+    });
+    closers.push(async () => adminApi.close());
+    // Nodes reach auth where svcd prints it (auth.advertise_addr, else the listen address).
+    const agentAuthAddress = config.auth.advertise_addr ?? `${authListen.host}:${auth.port}`;
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfig,
       tls: proxyTls,
@@ -192,6 +204,11 @@ export async function startEmbedded(
         webRoutes(),
         passwordResetRoutes({ api: cliAuthApi }),
         userCertRoutes({ api: cliAuthApi }),
+        adminRoutes({
+          api: adminApi,
+          sourceType: "folder",
+          agentTarget: () => ({ authAddress: agentAuthAddress, hostCaPem: cas.hostCa.certPem }),
+        }),
       ],
     });
     closers.push(() => proxy.close());

@@ -14,6 +14,8 @@ import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
 import { recordingRoutes } from "../proxy/recordings-route.ts";
+import { GrpcAdminAuthApi } from "../proxy/routes/admin-api.ts";
+import { adminRoutes } from "../proxy/routes/admin-routes.ts";
 import { passwordResetRoutes } from "../proxy/routes/password-reset.ts";
 import { userCertRoutes } from "../proxy/routes/user-certs.ts";
 import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
@@ -55,6 +57,7 @@ interface AuthClients {
   authApi: GrpcAuthApi;
   cliAuthApi: GrpcCliAuthApi;
   terminalAuth: GrpcTerminalAuthApi;
+  adminApi: GrpcAdminAuthApi;
 }
 
 function authClients(address: string, serverName: string, id: ProxyIdentity): AuthClients {
@@ -63,6 +66,7 @@ function authClients(address: string, serverName: string, id: ProxyIdentity): Au
     authApi: new GrpcAuthApi(o),
     cliAuthApi: new GrpcCliAuthApi(o),
     terminalAuth: new GrpcTerminalAuthApi(o),
+    adminApi: new GrpcAdminAuthApi(o),
   };
 }
 
@@ -70,6 +74,7 @@ function closeClients(c: AuthClients): void {
   c.authApi.close();
   c.cliAuthApi.close();
   c.terminalAuth.close();
+  c.adminApi.close();
 }
 
 /** An object that forwards every call to whatever `current()` is now, so routes keep one handle. */
@@ -201,6 +206,16 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
         webRoutes(),
         passwordResetRoutes({ api: forwarding(() => current().cliAuthApi) }),
         userCertRoutes({ api: forwarding(() => current().cliAuthApi) }),
+        adminRoutes({
+          api: forwarding(() => current().adminApi),
+          sourceType: config.source.type === "kubernetes" ? "kubernetes" : "folder",
+          // Nodes reach auth at auth.advertise_addr when set (outside the cluster), else where we do.
+          agentTarget: () => ({
+            authAddress: config.auth.advertise_addr ?? authAddr,
+            hostCaPem: loaded.identity.caPem,
+            serverName,
+          }),
+        }),
       ],
     });
     closers.add(() => proxy.close());
