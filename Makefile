@@ -6,14 +6,14 @@ export PATH := $(NODE_BIN):$(CURDIR)/node_modules/.bin:$(PATH)
 # Native addons (node-pty, ssh2's optional helpers) must build against Node 24's headers.
 export npm_config_nodedir := $(abspath $(NODE_BIN)/..)
 
-.PHONY: start test deps provision lint typecheck unit bench gen e2e-kind clean image
+.PHONY: start test deps provision lint typecheck unit bench gen e2e-kind clean image console
 
 ## start: run auth + proxy in one process on the embedded default (data in $SVC_DATA_DIR or ./data)
-start: deps
+start: deps console
 	node server/main.ts start
 
 ## test: everything CI runs: lint, format, types, generated files, unit and integration tests
-test: deps provision
+test: deps provision console
 	biome ci .
 	tsc -p tsconfig.json --noEmit
 	@mkdir -p .tmp
@@ -21,6 +21,11 @@ test: deps provision
 	  node scripts/test-summary.ts .tmp/vitest.json || status=1; exit $$status
 
 deps: node_modules/.install-stamp
+
+## console: build the web console (console/) into dist/console when its sources changed (docs/console.md)
+console: dist/console/index.html
+dist/console/index.html: node_modules/.install-stamp $(shell find console -type f 2>/dev/null)
+	vite build --config console/vite.config.ts
 # `npm install` (not `npm ci`): npm 11's ci refuses this lock file over optional platform packages
 # of biome it never installs here; install still honours the locked versions and runs patch-package.
 node_modules/.install-stamp: package.json package-lock.json $(wildcard patches/*.patch)
@@ -45,6 +50,7 @@ bench: deps provision
 
 gen: deps
 	node scripts/gen-proto.ts
+	node scripts/gen-api.ts
 	node scripts/gen-crds.ts
 	node operator/gen-manifests.ts
 
@@ -52,7 +58,7 @@ clean:
 	rm -rf node_modules data
 
 ## image: build the OCI image archive dist/svc-image.tar from the committed tree, no Docker daemon (docs/image.md)
-image:
+image: deps
 	./scripts/image/build.sh
 
 ## e2e-kind: the operator tests against a kind cluster (needs a Docker engine and kind; see docs/operator.md)

@@ -156,7 +156,7 @@ describe("make image", () => {
       "opt/svc/build-info.json",
       "opt/svc/server/main.ts",
       "opt/svc/proto",
-      "opt/svc/web/index.html",
+      "opt/svc/dist/console/index.html",
       "opt/svc/node_modules/ssh2/lib/client.js",
       "lib/x86_64-linux-gnu/libc.so.6",
       "usr/lib/x86_64-linux-gnu/libstdc++.so.6",

@@ -8,6 +8,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import type { FastifyPluginAsync } from "fastify";
 import pino from "pino";
 import {
   generateEcdsaP256,
@@ -58,6 +59,8 @@ export interface TerminalFixture {
   publicOrigin: string;
   /** stats of every bridged terminal session, in order */
   bridges: BridgeStats[];
+  /** the proxy's gRPC client settings towards auth */
+  grpc: FixtureGrpc;
   /** POST /v1/webapi/login -> session id and the cookie header a browser would send */
   login(user: string): Promise<{ sessionId: string; cookie: string }>;
   close(): Promise<void>;
@@ -106,8 +109,24 @@ export async function startAgentlessSshd(
   });
 }
 
+/** How the proxy reaches auth over gRPC (what GrpcAuthApi and its siblings take). */
+export interface FixtureGrpc {
+  address: string;
+  caPems: string[];
+  certPem: string;
+  keyPem: string;
+  serverName: string;
+}
+
 export async function startTerminalFixture(
-  o: { terminal?: Partial<TerminalRouteOptions>; proxyPort?: number } = {},
+  o: {
+    terminal?: Partial<TerminalRouteOptions>;
+    proxyPort?: number;
+    /** the proxy's login rate limit (default: lifted far above what a test sends) */
+    rateLimit?: ProxyConfig["rateLimit"];
+    /** more proxy routes (the console's test kit adds the CLI and admin routes) */
+    routes?: (grpc: FixtureGrpc) => FastifyPluginAsync[];
+  } = {},
 ): Promise<TerminalFixture> {
   const cleanups: Array<() => Promise<void> | void> = [];
   const close = async (): Promise<void> => {
@@ -192,7 +211,7 @@ export async function startTerminalFixture(
       uri: serviceIdentityUri("proxy", "proxy"),
       clock,
     });
-    const grpc = {
+    const grpc: FixtureGrpc = {
       address: env.address,
       caPems: [env.cas.hostCa.certPem],
       certPem: clientCertPem,
@@ -215,7 +234,7 @@ export async function startTerminalFixture(
       serverVersion: "0.1.0",
       clientVersionPolicy: { minimum: "0.1.0", recommended: "0.1.0" },
       oidcIssuerUrl: publicOrigin,
-      rateLimit: { perAddress: 1000, perUsername: 1000, windowMs: 60_000 },
+      rateLimit: o.rateLimit ?? { perAddress: 1000, perUsername: 1000, windowMs: 60_000 },
     };
     const bridges: BridgeStats[] = [];
     const proxy = await startProxyServer({
@@ -229,6 +248,7 @@ export async function startTerminalFixture(
         terminalRoutes({ terminalAuth, clock, onBridge: (s) => bridges.push(s), ...o.terminal }),
         recordingRoutes({ terminalAuth }),
         webRoutes(),
+        ...(o.routes?.(grpc) ?? []),
       ],
     });
     cleanups.push(() => proxy.close());
@@ -243,6 +263,7 @@ export async function startTerminalFixture(
       hostCaPem: env.cas.hostCa.certPem,
       publicOrigin,
       bridges,
+      grpc,
       async login(user) {
         const res = await client.send({
           method: "POST",

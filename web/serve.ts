@@ -1,9 +1,11 @@
-// Serves the browser UI under /web/: a few static pages, their scripts, and the xterm.js ESM
-// builds straight from node_modules (no bundler). Everything is read once at start-up into memory
-// and served from our own origin, so the CSP stays "script-src 'self'" with no inline script.
-import { readFileSync } from "node:fs";
+// Serves the browser console under /web/: the Vite build in dist/console (make console), read once
+// at start-up into memory. Content-hashed assets are cached for a year; index.html, the same for
+// every console route, is revalidated on each load so a new build shows up at once. Everything is
+// served from our own origin, so the CSP stays "script-src 'self'" with no inline script.
+// Pages of the old static UI stay in LEGACY_PAGES until the console's own page replaces them.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
+import { dirname, extname, join } from "node:path";
 import type { FastifyInstance, FastifyPluginAsync, FastifyReply } from "fastify";
 import { NotFoundError } from "../core/errors.ts";
 
@@ -15,34 +17,73 @@ interface Asset {
 const here = import.meta.dirname;
 const require = createRequire(import.meta.url);
 
-function packageDir(name: string): string {
-  // "main" resolves to <pkg>/lib/<file>.js; the package folder is one above.
-  return dirname(dirname(require.resolve(name)));
-}
+/** Where `make console` writes the build (the image ships it at the same place). */
+export const CONSOLE_DIST = join(here, "..", "dist", "console");
 
-const typeOf = (file: string): string =>
-  file.endsWith(".html")
-    ? "text/html; charset=utf-8"
-    : file.endsWith(".css")
-      ? "text/css; charset=utf-8"
-      : "text/javascript; charset=utf-8";
+/** The console's routes: each answers index.html and the client-side router shows the page. */
+export const CONSOLE_ROUTES = [
+  "/web/nodes",
+  "/web/recordings",
+  "/web/audit",
+  "/web/users",
+  "/web/roles",
+  "/web/tokens",
+  "/web/bots",
+  "/web/account",
+];
 
-function load(path: string): Asset {
-  return { body: readFileSync(path), type: typeOf(path) };
-}
-
-/** Our pages, by route path. */
-const PAGES: Record<string, string> = {
+/** Old static pages still served until the console's page replaces them (then: delete the entry). */
+const LEGACY_PAGES: Record<string, string> = {
   "/web/": "index.html",
   "/web/login": "login.html",
   "/web/terminal": "terminal.html",
   "/web/recordings/:id": "recording.html",
 };
 
-/** Our scripts and styles, served at /web/assets/<name>. */
-const ASSETS = ["common.js", "login.js", "terminal.js", "recording.js", "index.js", "style.css"];
+/** Scripts and styles of LEGACY_PAGES, served at /web/assets/<name> next to the console's. */
+const LEGACY_ASSETS = ["common.js", "login.js", "index.js", "terminal.js", "recording.js", "style.css"];
 
-/** Third-party browser modules, served at /web/vendor/<name>. */
+const IMMUTABLE = "public, max-age=31536000, immutable";
+
+/**
+ * Pages hosting xterm.js (the terminal, the recording player): xterm writes its measurements and
+ * theme into <style> elements it creates, which "style-src 'self'" blocks. These documents alone
+ * allow inline styles (never inline script); links to them must load a new document, since a
+ * client-side route change keeps the policy of the page it started on.
+ */
+export const INLINE_STYLE_ROUTES = new Set(["/web/terminal", "/web/recordings/:id"]);
+
+/** The policy set for every response, with inline styles allowed (INLINE_STYLE_ROUTES only). */
+function allowInlineStyles(reply: FastifyReply): void {
+  const csp = reply.getHeader("content-security-policy");
+  if (typeof csp !== "string") return;
+  reply.header(
+    "content-security-policy",
+    csp.replace(/(^|;\s*)style-src 'self'(?=;|$)/, "$1style-src 'self' 'unsafe-inline'"),
+  );
+}
+
+function packageDir(name: string): string {
+  // "main" resolves to <pkg>/lib/<file>.js; the package folder is one above.
+  return dirname(dirname(require.resolve(name)));
+}
+
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".mjs": "text/javascript; charset=utf-8",
+  ".svg": "image/svg+xml",
+  ".png": "image/png",
+  ".woff2": "font/woff2",
+  ".json": "application/json",
+};
+
+function load(path: string): Asset {
+  return { body: readFileSync(path), type: TYPES[extname(path)] ?? "application/octet-stream" };
+}
+
+/** Third-party browser modules of the legacy terminal page, served at /web/vendor/<name>. */
 function vendorFiles(): Record<string, string> {
   const xterm = packageDir("@xterm/xterm");
   const fit = packageDir("@xterm/addon-fit");
@@ -53,31 +94,67 @@ function vendorFiles(): Record<string, string> {
   };
 }
 
-export function webRoutes(): FastifyPluginAsync {
-  const assets = new Map<string, Asset>(ASSETS.map((name) => [name, load(join(here, name))]));
+/** Answered on console routes when dist/console is missing: the API works, the pages say why not. */
+const NOT_BUILT: Asset = {
+  body: Buffer.from(
+    '<!doctype html><html lang="en"><meta charset="utf-8"><title>Console not built</title>' +
+      "<h1>The web console is not built</h1><p>Run <code>make console</code> and restart.</p></html>",
+  ),
+  type: TYPES[".html"] ?? "text/html",
+};
+
+/** The built console: index.html and the hashed assets by file name (undefined when not built). */
+export function loadConsole(
+  dist: string = CONSOLE_DIST,
+): { index: Asset; assets: Map<string, Asset> } | undefined {
+  const indexPath = join(dist, "index.html");
+  if (!existsSync(indexPath)) return undefined;
+  const assetsDir = join(dist, "assets");
+  const assets = new Map<string, Asset>();
+  for (const name of existsSync(assetsDir) ? readdirSync(assetsDir) : []) {
+    assets.set(name, load(join(assetsDir, name)));
+  }
+  return { index: load(indexPath), assets };
+}
+
+export function webRoutes(opts: { dist?: string } = {}): FastifyPluginAsync {
+  const built = loadConsole(opts.dist) ?? { index: NOT_BUILT, assets: new Map<string, Asset>() };
+  const status = built.index === NOT_BUILT ? 503 : 200;
+  const legacy = new Map<string, Asset>(LEGACY_ASSETS.map((name) => [name, load(join(here, name))]));
   const vendor = new Map<string, Asset>(
     Object.entries(vendorFiles()).map(([name, path]) => [name, load(path)]),
   );
-  const pages = new Map<string, Asset>(
-    Object.entries(PAGES).map(([route, file]) => [route, load(join(here, file))]),
+  const legacyPages = new Map<string, Asset>(
+    Object.entries(LEGACY_PAGES).map(([route, file]) => [route, load(join(here, file))]),
   );
 
   const send = (reply: FastifyReply, asset: Asset, cache: string): FastifyReply =>
     reply.header("content-type", asset.type).header("cache-control", cache).send(asset.body);
 
   return async (app: FastifyInstance) => {
-    for (const [route, asset] of pages) {
-      // Pages need no session to load: each one asks the API and goes to /web/login on 401.
-      app.get(route, { schema: { hide: true } }, async (_request, reply) => send(reply, asset, "no-store"));
+    // Pages need no session to load: the console asks the API and goes to sign-in on 401.
+    for (const route of CONSOLE_ROUTES) {
+      app.get(route, { schema: { hide: true } }, async (_request, reply) =>
+        send(reply, built.index, "no-cache"),
+      );
+    }
+    for (const [route, asset] of legacyPages) {
+      app.get(route, { schema: { hide: true } }, async (_request, reply) => {
+        if (INLINE_STYLE_ROUTES.has(route)) allowInlineStyles(reply);
+        return send(reply, asset, "no-store");
+      });
     }
     app.get("/web", { schema: { hide: true } }, async (_request, reply) => reply.redirect("/web/"));
     app.get<{ Params: { name: string } }>(
       "/web/assets/:name",
       { schema: { hide: true } },
       async (request, reply) => {
-        const asset = assets.get(request.params.name);
-        if (!asset) throw new NotFoundError("no such asset");
-        return send(reply, asset, "no-cache");
+        const name = request.params.name;
+        const hashed = built.assets.get(name);
+        if (hashed) return send(reply, hashed, IMMUTABLE);
+        const old = legacy.get(name);
+        if (old) return send(reply, old, "no-cache");
+        throw new NotFoundError("no such asset");
       },
     );
     app.get<{ Params: { name: string } }>(

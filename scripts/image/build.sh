@@ -2,7 +2,8 @@
 # Builds the OCI image archive (oci-archive tar) of svc without a container engine:
 #   mmdebstrap (extract variant) fetches the few Debian libraries Node links against,
 #   the npm registry gives the pinned Node binary, `git archive` gives the committed sources,
-#   `npm install --omit=dev` their production dependencies, GNU tar makes deterministic layers,
+#   `npm install --omit=dev` their production dependencies, Vite the web console's files (from
+#   the same tree), GNU tar makes deterministic layers,
 #   umoci assembles the OCI layout. See docs/image.md.
 #
 #   scripts/image/build.sh                 build into dist/svc-image.tar (or $SVC_IMAGE_OUT)
@@ -156,6 +157,15 @@ app="$work/layers/app"
 mkdir -p "$deps/opt/svc" "$app/opt/svc"
 git archive --format=tar "$tree" -- "${app_paths[@]}" | tar -x -C "$app/opt/svc"
 find "$app/opt/svc" -name '*.test.ts' -delete
+# The web console, built from the same tree with the locked build tools of this checkout
+# (make deps): Vite's output depends only on the sources and those versions, so it is reproducible.
+step "web console (vite build)"
+mkdir -p "$work/console-src"
+git archive --format=tar "$tree" -- console package.json tsconfig.json | tar -x -C "$work/console-src"
+ln -s "$root/node_modules" "$work/console-src/node_modules"
+(cd "$work/console-src" && "$root/node_modules/.bin/vite" build --config console/vite.config.ts >&2)
+mkdir -p "$app/opt/svc/dist"
+cp -R "$work/console-src/dist/console" "$app/opt/svc/dist/console"
 step "npm install --omit=dev (locked versions)"
 cp "$app/opt/svc/package.json" "$app/opt/svc/package-lock.json" "$deps/opt/svc/"
 # `npm install`, not `npm ci` (see the Makefile). No install scripts: nothing is compiled, so the

@@ -1,9 +1,8 @@
 // Security headers on every response, errors and 404s included. The policy is helmet's (the engine
 // @fastify/helmet wraps), evaluated ONCE at start-up into a fixed header set, because the policy
 // is static and running helmet's middleware chain per request cost ~40 % of a ping's CPU time.
-// The CSP fits the later terminal page: scripts and styles from our origin only (xterm.js sets
-// inline styles, hence 'unsafe-inline' for style-src alone), the WebSocket to our own origin, no
-// framing.
+// The CSP fits the web console (docs/console.md): scripts and styles from our origin only, no
+// inline script or style, the WebSocket to our own origin, no framing.
 import { IncomingMessage, ServerResponse } from "node:http";
 import { Socket } from "node:net";
 import type { FastifyInstance } from "fastify";
@@ -22,7 +21,7 @@ export function helmetOptions(publicUrl: string): HelmetOptions {
       directives: {
         "default-src": ["'self'"],
         "script-src": ["'self'"],
-        "style-src": ["'self'", "'unsafe-inline'"],
+        "style-src": ["'self'"],
         "img-src": ["'self'", "data:"],
         "font-src": ["'self'"],
         "connect-src": ["'self'", wsOrigin],

@@ -1,0 +1,6 @@
+// Placeholder: the page's owner replaces it (docs/console.md).
+import { Page } from "../components/page.tsx";
+
+export default function RecordingPage() {
+  return <Page title="Recording" />;
+}
