@@ -35,4 +35,12 @@ describe("expandLogin", () => {
   ])("%s -> %j", (text, expected) => {
     expect(expandLogin(text, internal, external)).toEqual(expected);
   });
+
+  it("yields only plain OS logins from trait values (a provider's group cannot name a node principal)", () => {
+    const groups = {
+      groups: ["dev", "root@prod-1", "a b", "-oProxyCommand", "x".repeat(33), "", "ok_1.x", "é"],
+    };
+    expect(expandLogin("{{external.groups}}", {}, groups)).toEqual(["dev", "ok_1.x"]);
+    expect(expandLogin("{{external.groups}}@prod-1", {}, { groups: ["root"] })).toEqual([]);
+  });
 });

@@ -49,8 +49,14 @@ export function expandLogin(text: string, internal: Traits, external: Traits = i
   const values = Object.hasOwn(traits, parsed.trait) ? (traits[parsed.trait] ?? []) : [];
   const out: string[] = [];
   for (const value of values) {
-    if (value.length === 0) continue;
-    out.push(parsed.prefix + value + parsed.suffix);
+    const login = parsed.prefix + value + parsed.suffix;
+    // Trait values come from users' records and from identity providers: only a plain OS login
+    // may come out, never a node-scoped principal ("root@prod-1") or anything a shell or sshd
+    // would read differently.
+    if (LOGIN_NAME.test(login)) out.push(login);
   }
   return out;
 }
+
+/** What an expanded template may yield: a portable OS user name (letters, digits, . _ -; <= 32). */
+export const LOGIN_NAME = /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,31}$/;

@@ -423,6 +423,9 @@ export class AuthService {
       if (!resource) return false;
     } else {
       if (resource) return false;
+      // A session made by a connector lives no longer than the connector (deleted or being deleted).
+      const connector = this.#d.source.get("Connector", session.connector);
+      if (!connector || connector.metadata.deletionTimestamp) return false;
       const record = await this.ssoUsers.load(name);
       if (!record || record.connector !== session.connector) return false;
     }

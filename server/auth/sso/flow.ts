@@ -358,6 +358,9 @@ export class SsoFlow {
 
   /** Issues the session of a decided login through the password login's path, and extends the record. */
   async #session(p: ParkedLogin, fields: JsonObject): Promise<LoginResult> {
+    // Read again: the connector may have been deleted or disabled while the provider answered
+    // (or while a CLI code or a WebAuthn step waited); a session of a gone connector is refused.
+    this.#connector(p.connector);
     const record = await this.#d.users.load(p.username);
     if (!record || record.connector !== p.connector || this.#d.source.get("User", p.username) !== undefined)
       throw new NotAuthenticatedError("the single sign-on login is no longer valid");

@@ -77,6 +77,6 @@ const NAME_PATTERN = /^[a-z0-9][a-z0-9._@+-]{0,127}$/;
  * other value is refused rather than rewritten, so two identities never collapse into one name.
  */
 export function ssoUserName(raw: string): string | undefined {
-  const name = raw.trim().toLowerCase();
+  const name = raw.toLowerCase();
   return NAME_PATTERN.test(name) ? name : undefined;
 }

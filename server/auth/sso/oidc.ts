@@ -224,12 +224,18 @@ export const oidcProtocol: ProtocolFactory = async (
         if (jwks) d.jwks = jwks;
       }
       const subject = String(claims["sub"] ?? "");
+      // An address the provider says it has not verified (false, or the string "false" some
+      // providers send) names nobody and maps to nothing: refused as the user name, and dropped
+      // from the claims so that no claims_to_roles rule or {{external.email}} can use it.
+      const verified = claims["email_verified"];
+      if (verified === false || (typeof verified === "string" && verified.toLowerCase() === "false")) {
+        if (usernameClaim === "email")
+          throw new AccessDeniedError("the identity's email is not verified by the identity provider");
+        delete claims["email"];
+      }
       const named = claimStrings(claims[usernameClaim]);
       const username = named.length === 1 ? named[0] : undefined;
       if (!username) throw new AccessDeniedError(`the identity has no single "${usernameClaim}" claim`);
-      // An address the provider has not verified names nobody: refused rather than trusted.
-      if (usernameClaim === "email" && claims["email_verified"] === false)
-        throw new AccessDeniedError("the identity's email is not verified by the identity provider");
       return { username, subject, claims: claimsOf(claims) };
     },
   };

@@ -191,6 +191,8 @@ export async function ssoRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: Static<typeof ConnectorParams>; Querystring: Static<typeof BrowserStartQuery> }>(
     "/v1/webapi/sso/:connector/login",
     {
+      // No HEAD: a link checker or preview must not start, bind or finish a sign-in.
+      exposeHeadRoute: false,
       schema: {
         summary: "Start a browser sign-in through a connector: sets the binding cookie, 302 to the provider",
         tags: ["sso"],
@@ -250,6 +252,8 @@ export async function ssoRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Params: { request_id: string } }>(
     "/v1/webapi/sso/requests/:request_id",
     {
+      // No HEAD: a link checker or preview must not start, bind or finish a sign-in.
+      exposeHeadRoute: false,
       schema: {
         summary: "A CLI's sign-in opened in a browser: binds it to this browser, 302 to the provider",
         tags: ["sso"],
@@ -286,6 +290,8 @@ export async function ssoRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Querystring: Static<typeof CallbackQuery> }>(
     "/v1/webapi/sso/callback",
     {
+      // No HEAD: a link checker or preview must not start, bind or finish a sign-in.
+      exposeHeadRoute: false,
       schema: {
         summary:
           "OIDC and GitHub redirect URI: auth checks the answer; 302 to the page, the WebAuthn step or the CLI",
