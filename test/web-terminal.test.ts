@@ -1,7 +1,7 @@
 // The browser UI end to end in headless Chromium (Debian package, playwright-core): sign in on
 // /web/login, land on /web/terminal, type `echo hello` into xterm.js and read `hello` back from
-// its buffer, resize the window (the shell sees the new size), disconnect, then find the
-// recording on /web/ and play it back on /web/recordings/:id.
+// its buffer, resize the window (the shell sees the new size), disconnect, then follow the
+// terminal's link to the recording and play it back on /web/recordings/:id.
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { launchChromium, type RunningChromium } from "./harness/chromium.ts";
@@ -110,19 +110,9 @@ describe("web terminal in Chromium", () => {
     await page.waitForSelector('#status[data-state="closed"]', { timeout: 30_000 });
     expect(await page.isVisible("#reconnect")).toBe(true);
 
-    // The recording shows up on the landing page and plays back in xterm.js.
-    let link: string | null = null;
-    for (let i = 0; i < 60 && link === null; i++) {
-      await page.goto(`${fx.publicOrigin}/web/`);
-      await page.waitForSelector("#user:not(:empty)", { timeout: 30_000 });
-      link = await page
-        .locator("#recordings a")
-        .first()
-        .getAttribute("href", { timeout: 1000 })
-        .catch(() => null);
-      if (link === null) await page.waitForTimeout(500);
-    }
-    if (link === null) throw new Error("recording never listed on /web/");
+    // The terminal links the session's recording once the shell has ended; it plays in xterm.js.
+    const link = await page.locator("#recording-link").getAttribute("href", { timeout: 60_000 });
+    if (link === null) throw new Error("the terminal did not link the recording");
     expect(link).toMatch(/^\/web\/recordings\/[A-Za-z0-9_.-]+$/);
     await page.goto(`${fx.publicOrigin}${link}`);
     await page.selectOption("#speed", "0");

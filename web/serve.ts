@@ -23,6 +23,7 @@ export const CONSOLE_DIST = join(here, "..", "dist", "console");
 /** The console's routes: each answers index.html and the client-side router shows the page. */
 export const CONSOLE_ROUTES = [
   "/web/nodes",
+  "/web/terminal",
   "/web/recordings",
   "/web/audit",
   "/web/users",
@@ -36,22 +37,22 @@ export const CONSOLE_ROUTES = [
 const LEGACY_PAGES: Record<string, string> = {
   "/web/": "index.html",
   "/web/login": "login.html",
-  "/web/terminal": "terminal.html",
   "/web/recordings/:id": "recording.html",
 };
 
 /** Scripts and styles of LEGACY_PAGES, served at /web/assets/<name> next to the console's. */
-const LEGACY_ASSETS = ["common.js", "login.js", "index.js", "terminal.js", "recording.js", "style.css"];
+const LEGACY_ASSETS = ["common.js", "login.js", "index.js", "recording.js", "style.css"];
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
 /**
- * Pages hosting xterm.js (the terminal, the recording player): xterm writes its measurements and
+ * Pages hosting xterm.js without the CSSOM shim of the console's terminal
+ * (console/src/pages/terminal-csp.ts): the recording player. xterm writes its measurements and
  * theme into <style> elements it creates, which "style-src 'self'" blocks. These documents alone
  * allow inline styles (never inline script); links to them must load a new document, since a
  * client-side route change keeps the policy of the page it started on.
  */
-export const INLINE_STYLE_ROUTES = new Set(["/web/terminal", "/web/recordings/:id"]);
+export const INLINE_STYLE_ROUTES = new Set(["/web/recordings/:id"]);
 
 /** The policy set for every response, with inline styles allowed (INLINE_STYLE_ROUTES only). */
 function allowInlineStyles(reply: FastifyReply): void {
