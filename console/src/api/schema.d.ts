@@ -435,6 +435,2001 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/webapi/admin/bots": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Agent identities (bots) with their lock state (admin: agent_identities/list) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              items: {
+                allow_workload_svids: boolean;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339
+                 */
+                cert_expires_at?: string;
+                cert_ttl: string;
+                /** @description 0: not bootstrapped yet */
+                generation: number;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339
+                 */
+                last_renewed_at?: string;
+                /** @description stale credentials were presented: renewals are refused */
+                locked: boolean;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339
+                 */
+                locked_at?: string;
+                locked_reason: string;
+                name: string;
+                roles: string[];
+              }[];
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        501: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webapi/admin/roles": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** RBAC roles with where each is managed; read-only (admin: roles/list) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              items: {
+                /** @description api: created through the API (svcctl or this console), editable here; kubernetes / folder: applied there, read-only here */
+                managed_by: "kubernetes" | "folder" | "api";
+                name: string;
+                /** @description allow/deny rules and options */
+                spec: {
+                  [key: string]: unknown;
+                };
+              }[];
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webapi/admin/tokens": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Join tokens, without their secrets (admin: tokens/list) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              items: {
+                /** @description for a bot's bootstrap token: the AgentIdentity; empty for nodes */
+                bot_name: string;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339
+                 */
+                expires_at: string;
+                /** @description token | iam */
+                join_method: string;
+                name: string;
+                node_labels: {
+                  [key: string]: string;
+                };
+                roles: string[];
+              }[];
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /** Create a node join token; answers its secret once and the agent command */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            /** @description empty: node-<random> */
+            name?: string | "";
+            /** @description labels the joining node gets */
+            node_labels?: {
+              [key: string]: string;
+            };
+            /** @description lifetime; default 3600 */
+            ttl_seconds?: number;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              /** @description the command that joins a node with this token */
+              agent_command: string;
+              /** @description sha256 pin of the host CA (svcd agent --ca-pin) */
+              ca_pin: string;
+              /** @description <name>.<secret> for `svcd agent --token`; shown only in this answer */
+              secret: string;
+              token: {
+                /** @description for a bot's bootstrap token: the AgentIdentity; empty for nodes */
+                bot_name: string;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339
+                 */
+                expires_at: string;
+                /** @description token | iam */
+                join_method: string;
+                name: string;
+                node_labels: {
+                  [key: string]: string;
+                };
+                roles: string[];
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        501: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webapi/admin/tokens/{name}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete a join token (admin: tokens/delete) */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          name: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              deleted: string;
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        501: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webapi/admin/users": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Users with where each is managed (admin: users/list) */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              items: {
+                /** @description create/delete/reset allowed from the console */
+                editable: boolean;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339
+                 */
+                locked_until?: string;
+                /** @description api: created through the API (svcctl or this console), editable here; kubernetes / folder: applied there, read-only here */
+                managed_by: "kubernetes" | "folder" | "api";
+                name: string;
+                roles: string[];
+                traits: {
+                  [key: string]: string[];
+                };
+                webauthn_enrolled: boolean;
+              }[];
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    /** Create a user (managed through the API); answers its one-time reset link */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            logins?: string[];
+            name: string;
+            roles: string[];
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              reset: {
+                /**
+                 * Format: date-time
+                 * @description RFC 3339
+                 */
+                expires_at: string;
+                /** @description the same token for `svc login --reset-token` */
+                login_command: string;
+                /** @description the one-time link to set a password; shown only in this answer */
+                reset_url: string;
+                revoked_sessions: number;
+                username: string;
+              };
+              user: {
+                /** @description create/delete/reset allowed from the console */
+                editable: boolean;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339
+                 */
+                locked_until?: string;
+                /** @description api: created through the API (svcctl or this console), editable here; kubernetes / folder: applied there, read-only here */
+                managed_by: "kubernetes" | "folder" | "api";
+                name: string;
+                roles: string[];
+                traits: {
+                  [key: string]: string[];
+                };
+                webauthn_enrolled: boolean;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        409: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        501: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webapi/admin/users/{name}": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    post?: never;
+    /** Delete a user managed through the API (revokes its sessions) */
+    delete: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          name: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              deleted: string;
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        412: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        501: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webapi/admin/users/{name}/reset": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** A new one-time password reset link for a user managed through the API (revokes its sessions) */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          name: string;
+        };
+        cookie?: never;
+      };
+      requestBody?: {
+        content: {
+          "application/json": Record<string, never>;
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              /**
+               * Format: date-time
+               * @description RFC 3339
+               */
+              expires_at: string;
+              /** @description the same token for `svc login --reset-token` */
+              login_command: string;
+              /** @description the one-time link to set a password; shown only in this answer */
+              reset_url: string;
+              revoked_sessions: number;
+              username: string;
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        412: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/webapi/audit": {
     parameters: {
       query?: never;
