@@ -245,6 +245,10 @@ describe("join tokens", () => {
           { timeout: 60_000, interval: 500 },
         )
         .toMatchObject({ status: "online", labels: { env: "console", rack: "7" } });
+      // ... and on the console's nodes page, found by its name.
+      await page.goto(`${origin}/web/nodes?search=web-rack-node`);
+      await page.locator("#nodes .node-name", { hasText: "web-rack-node" }).waitFor();
+      await shoot(page, "tokens-node-joined");
 
       // Delete a token after the confirmation.
       await page.goto(`${origin}/web/tokens`);
