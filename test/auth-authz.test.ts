@@ -38,6 +38,7 @@ const EXPECTED: Record<string, string> = {
   FinishWebAuthnRegistration: "user",
   ListWebAuthnDevices: "user",
   DeleteWebAuthnDevice: "user",
+  RenameWebAuthnDevice: "user",
   GetPublicKeys: "unauthenticated",
   GetClusterInfo: "unauthenticated",
   CreateAgentIdentity: "admin (agent_identities/create)",

@@ -11,6 +11,7 @@ import type { Page } from "playwright-core";
 import { expect } from "vitest";
 import { systemClock } from "../core/clock.ts";
 import { type RunningAgent, runAgent } from "../server/agent/main.ts";
+import { PasswordResets } from "../server/auth/admin-password-reset.ts";
 import { NodeStore } from "../server/auth/nodes.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import { GrpcCliAuthApi } from "../server/proxy/cli-auth-api.ts";
@@ -61,6 +62,8 @@ export interface ConsolePlatform {
   startAgent(hostname: string, labels?: Record<string, string>): Promise<RunningAgent>;
   /** Gives a user a password (users come from the fixture's resources: alice, bob, dave, erin). */
   setPassword(username: string, password?: string): Promise<void>;
+  /** A one-time reset token for /web/reset?token=… (what `svcctl users reset` prints a link for). */
+  issueResetToken(username: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -123,6 +126,10 @@ export async function startConsolePlatform(opts: ConsolePlatformOptions = {}): P
     },
     async setPassword(username, password = PASSWORD) {
       await setPassword(fx.env.backend, username, password);
+    },
+    async issueResetToken(username) {
+      return (await new PasswordResets({ backend: fx.env.backend, clock: systemClock }).issue(username))
+        .token;
     },
     async close() {
       for (const a of agents.splice(0)) await a.close().catch(() => undefined);

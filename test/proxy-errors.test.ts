@@ -195,7 +195,7 @@ describe("the framework's own errors use the error body and are declared", () =>
       ["PUT", "/v1/webapi/login", "POST"],
       ["GET", "/v1/webapi/logout", "POST"],
       ["DELETE", "/v1/webapi/session", "GET, HEAD"],
-      ["POST", "/v1/webapi/mfa/devices/abc", "DELETE"],
+      ["POST", "/v1/webapi/mfa/devices/abc", "DELETE, PATCH"],
       // fastify reads a QUERY's body before routing and wants a Content-Type: still 405.
       ["QUERY", "/v1/webapi/users", "GET, HEAD"],
     ] as const) {

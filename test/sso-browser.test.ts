@@ -174,7 +174,7 @@ async function startAt(page: Page, connector: string, next?: string): Promise<vo
 
 /** Signed in on the console: the page shows the user, and the session cookie works for the API. */
 async function expectConsole(page: Page, user: string, roles: string[]): Promise<void> {
-  await page.waitForURL((u) => u.origin === platform.publicOrigin && u.pathname === "/web/", {
+  await page.waitForURL((u) => u.origin === platform.publicOrigin && u.pathname === "/web/nodes", {
     timeout: 30_000,
   });
   await page.waitForSelector("#user:not(:empty)", { timeout: 30_000 });
@@ -262,7 +262,8 @@ describe("single sign-on in Chromium", () => {
       await page.click("#submit");
     };
     await signIn();
-    await page.waitForURL((u) => u.pathname === "/web/", { timeout: 30_000 });
+    // Roles requiring MFA and no key yet: the console's account page, where the key is added.
+    await page.waitForURL((u) => u.pathname === "/web/account", { timeout: 30_000 });
     expect(await enrolSecurityKey(page)).toEqual({ scope: "mfa_enrollment", status: 201 });
     await signIn();
     await expectConsole(page, "mia", ["access", "mfa"]);

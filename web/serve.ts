@@ -22,6 +22,8 @@ export const CONSOLE_DIST = join(here, "..", "dist", "console");
 
 /** The console's routes: each answers index.html and the client-side router shows the page. */
 export const CONSOLE_ROUTES = [
+  "/web/login",
+  "/web/reset",
   "/web/nodes",
   "/web/terminal",
   "/web/recordings",
@@ -33,15 +35,15 @@ export const CONSOLE_ROUTES = [
   "/web/account",
 ];
 
+const RESET_ROUTE = "/web/reset";
+
 /** Old static pages still served until the console's page replaces them (then: delete the entry). */
 const LEGACY_PAGES: Record<string, string> = {
-  "/web/": "index.html",
-  "/web/login": "login.html",
   "/web/recordings/:id": "recording.html",
 };
 
 /** Scripts and styles of LEGACY_PAGES, served at /web/assets/<name> next to the console's. */
-const LEGACY_ASSETS = ["common.js", "login.js", "index.js", "recording.js", "style.css"];
+const LEGACY_ASSETS = ["common.js", "recording.js", "style.css"];
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
@@ -135,9 +137,15 @@ export function webRoutes(opts: { dist?: string } = {}): FastifyPluginAsync {
   return async (app: FastifyInstance) => {
     // Pages need no session to load: the console asks the API and goes to sign-in on 401.
     for (const route of CONSOLE_ROUTES) {
-      app.get(route, { schema: { hide: true } }, async (_request, reply) =>
-        send(reply, built.index, "no-cache"),
-      );
+      app.get(route, { schema: { hide: true } }, async (_request, reply) => {
+        reply.code(status);
+        if (INLINE_STYLE_ROUTES.has(route)) allowInlineStyles(reply);
+        // The reset link carries its token in the query: never cached, never sent on as a Referer.
+        if (route === RESET_ROUTE) {
+          return send(reply.header("referrer-policy", "no-referrer"), built.index, "no-store");
+        }
+        return send(reply, built.index, "no-cache");
+      });
     }
     for (const [route, asset] of legacyPages) {
       app.get(route, { schema: { hide: true } }, async (_request, reply) => {
@@ -145,7 +153,13 @@ export function webRoutes(opts: { dist?: string } = {}): FastifyPluginAsync {
         return send(reply, asset, "no-store");
       });
     }
-    app.get("/web", { schema: { hide: true } }, async (_request, reply) => reply.redirect("/web/"));
+    // The console's start page; SSO and old bookmarks land on /web/ (the query stays).
+    for (const route of ["/web", "/web/"]) {
+      app.get(route, { schema: { hide: true } }, async (request, reply) => {
+        const q = request.url.indexOf("?");
+        return reply.redirect(`/web/nodes${q === -1 ? "" : request.url.slice(q)}`);
+      });
+    }
     app.get<{ Params: { name: string } }>(
       "/web/assets/:name",
       { schema: { hide: true } },

@@ -76,6 +76,30 @@ function SessionInfo() {
   );
 }
 
+/** What a signed-in user must know before anything else: no roles, or a key to enrol first. */
+function SessionNotices() {
+  const { session } = useSession();
+  const { path } = useLocation();
+  if (!session) return null;
+  if (session.scope === "mfa_enrollment" && path !== "/web/account") {
+    return (
+      <p id="enrol-required" class="notice">
+        Your roles require a security key. <a href="/web/account?enrol=required">Add one</a>, then sign in
+        again.
+      </p>
+    );
+  }
+  if (session.roles.length === 0) {
+    return (
+      <p id="no-roles" class="notice" role="status">
+        You are signed in as {session.username}, but your account has no roles, so there is nothing you may
+        see or do here yet. Ask an administrator to give you a role, then sign in again.
+      </p>
+    );
+  }
+  return null;
+}
+
 function Shell(props: { children: preact.ComponentChildren }) {
   const state = useLoadSession();
   const { path } = useLocation();
@@ -109,6 +133,7 @@ function Shell(props: { children: preact.ComponentChildren }) {
       </header>
       <main id="main" tabIndex={-1}>
         {state.error ? <ErrorBanner error={state.error} /> : null}
+        <SessionNotices />
         {props.children}
       </main>
     </SessionContext.Provider>

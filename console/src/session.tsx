@@ -28,19 +28,25 @@ export function useLoadSession(): SessionState {
   const [state, setState] = useState<SessionState>({ session: undefined, error: undefined });
   useEffect(() => {
     let timer: ReturnType<typeof setTimeout> | undefined;
-    const arm = (expires: number): void => {
-      const left = expires - Date.now();
+    // The deadline on this page's monotonic clock: the time left is measured against the server's
+    // clock (the answer's Date header), so a computer whose clock is off still ends on time.
+    const arm = (deadline: number): void => {
+      const left = deadline - performance.now();
       if (left <= 0) {
         toLogin("expired");
         return;
       }
-      timer = setTimeout(() => arm(expires), Math.min(left, MAX_TIMER));
+      timer = setTimeout(() => arm(deadline), Math.min(left, MAX_TIMER));
     };
-    unwrap(api.GET("/v1/webapi/session"))
-      .then((session) => {
+    api
+      .GET("/v1/webapi/session")
+      .then(async (result) => {
+        const session = await unwrap(Promise.resolve(result));
         sessionSeen.value = true;
         setState({ session, error: undefined });
-        arm(Date.parse(session.expires_at));
+        const serverNow = Date.parse(result.response.headers.get("date") ?? "");
+        const left = Date.parse(session.expires_at) - (Number.isNaN(serverNow) ? Date.now() : serverNow);
+        arm(performance.now() + left);
       })
       .catch((error: unknown) => setState({ session: undefined, error }));
     return () => clearTimeout(timer);

@@ -311,6 +311,10 @@ import type {
   RegisterUsingIAMMethodResponse__Output as _svc_v1_RegisterUsingIAMMethodResponse__Output,
 } from "./svc/v1/RegisterUsingIAMMethodResponse.ts";
 import type {
+  RenameWebAuthnDeviceRequest as _svc_v1_RenameWebAuthnDeviceRequest,
+  RenameWebAuthnDeviceRequest__Output as _svc_v1_RenameWebAuthnDeviceRequest__Output,
+} from "./svc/v1/RenameWebAuthnDeviceRequest.ts";
+import type {
   RenewAgentIdentityRequest as _svc_v1_RenewAgentIdentityRequest,
   RenewAgentIdentityRequest__Output as _svc_v1_RenewAgentIdentityRequest__Output,
 } from "./svc/v1/RenewAgentIdentityRequest.ts";
@@ -636,6 +640,10 @@ export interface ProtoGrpcType {
       RegisterUsingIAMMethodResponse: MessageTypeDefinition<
         _svc_v1_RegisterUsingIAMMethodResponse,
         _svc_v1_RegisterUsingIAMMethodResponse__Output
+      >;
+      RenameWebAuthnDeviceRequest: MessageTypeDefinition<
+        _svc_v1_RenameWebAuthnDeviceRequest,
+        _svc_v1_RenameWebAuthnDeviceRequest__Output
       >;
       RenewAgentIdentityRequest: MessageTypeDefinition<
         _svc_v1_RenewAgentIdentityRequest,

@@ -52,6 +52,7 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   FinishWebAuthnRegistration: USER,
   ListWebAuthnDevices: USER,
   DeleteWebAuthnDevice: USER,
+  RenameWebAuthnDevice: USER,
   // Single sign-on: the proxy starts and finishes logins through Connectors; the request id,
   // browser binding, provider answer and code verifier are the proof (docs/sso-security.md).
   CreateSSOAuthRequest: PUBLIC,

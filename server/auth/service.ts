@@ -964,6 +964,24 @@ export class AuthService {
       return {};
     }),
 
+    RenameWebAuthnDevice: unary(async (req, caller) => {
+      const user = requireUser(caller);
+      if (!/^[A-Za-z0-9_-]{1,1024}$/.test(req.id)) throw new BadParameterError("id is malformed");
+      const d = await this.webauthn.renameDevice(user.username, req.id, req.name);
+      await this.#audit({
+        event_type: "mfa.device.rename",
+        user_name: user.username,
+        success: true,
+        fields: { emitted_by: callerLabel(caller), device_name: d.name },
+      });
+      return {
+        id: d.id,
+        name: d.name,
+        created_unix_ms: Date.parse(d.created),
+        last_used_unix_ms: d.lastUsed ? Date.parse(d.lastUsed) : 0,
+      };
+    }),
+
     CreateSSOAuthRequest: unary(async (req, _caller, call) =>
       this.sso.create(req, this.#clientAddress(req.client_address, call)),
     ),

@@ -70,6 +70,14 @@ function parseJson<T>(text: string, what: string): T {
   }
 }
 
+/** A device's name as stored: trimmed, 1..64 characters without control characters. */
+function deviceName(requested: string): string {
+  const name = requested.trim() || "security key";
+  if (name.length > 64 || hasControlChars(name))
+    throw new BadParameterError("device_name is too long or has control characters");
+  return name;
+}
+
 export class WebAuthnStore {
   readonly #backend: Backend;
   readonly #clock: Clock;
@@ -94,6 +102,28 @@ export class WebAuthnStore {
     } catch (err) {
       if (isNotFound(err)) throw new NotFoundError("no such device");
       throw err;
+    }
+  }
+
+  /** Renames one of the user's devices; a login's counter update racing it is kept (compare-and-swap). */
+  async renameDevice(username: string, id: string, newName: string): Promise<StoredDevice> {
+    const name = deviceName(newName);
+    const key = `${DEVICE_PREFIX}${username}/${id}`;
+    for (let attempt = 0; ; attempt++) {
+      let item: Awaited<ReturnType<Backend["get"]>>;
+      try {
+        item = await this.#backend.get(key);
+      } catch (err) {
+        if (isNotFound(err)) throw new NotFoundError("no such device");
+        throw err;
+      }
+      const device: StoredDevice = { ...(item.value as unknown as StoredDevice), name };
+      try {
+        await this.#backend.compareAndSwap(key, item.revision, device as unknown as JsonObject);
+        return device;
+      } catch (err) {
+        if (!isCompareFailed(err) || attempt >= 4) throw err;
+      }
     }
   }
 
@@ -234,11 +264,9 @@ export class WebAuthnStore {
     challengeId: string,
     credentialJson: string,
     rp: RelyingParty,
-    deviceName: string,
+    requestedName: string,
   ): Promise<StoredDevice> {
-    const name = deviceName.trim() || "security key";
-    if (name.length > 64 || hasControlChars(name))
-      throw new BadParameterError("device_name is too long or has control characters");
+    const name = deviceName(requestedName);
     const pending = await this.#takeChallenge(challengeId, "register");
     if (pending["username"] !== username || pending["rpId"] !== rp.rpId) {
       throw new BadParameterError("challenge does not belong to this enrolment");

@@ -242,6 +242,7 @@ export interface AuthApi {
   ): Promise<WebAuthnDevice>;
   listWebAuthnDevices(sessionId: string): Promise<WebAuthnDevice[]>;
   deleteWebAuthnDevice(sessionId: string, deviceId: string): Promise<void>;
+  renameWebAuthnDevice(sessionId: string, deviceId: string, name: string): Promise<WebAuthnDevice>;
 
   listNodes(sessionId: string, query: NodeQuery): Promise<NodePage>;
   /** Admin only; auth answers AccessDeniedError for anyone else. */

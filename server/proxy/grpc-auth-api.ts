@@ -461,6 +461,13 @@ export class GrpcAuthApi implements AuthApi {
     );
   }
 
+  async renameWebAuthnDevice(sessionId: string, deviceId: string, name: string): Promise<WebAuthnDevice> {
+    const d = await this.#call<WebAuthnDevice__Output>(sessionId, (md, o, cb) =>
+      this.#client.RenameWebAuthnDevice({ id: deviceId, name }, md, o, cb),
+    );
+    return device(d);
+  }
+
   async listNodes(sessionId: string, q: NodeQuery): Promise<NodePage> {
     const res = await this.#call<ListNodesResponse__Output>(sessionId, (md, o, cb) =>
       this.#client.ListNodes(

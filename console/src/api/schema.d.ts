@@ -3593,7 +3593,213 @@ export interface paths {
     };
     options?: never;
     head?: never;
-    patch?: never;
+    /** Rename one of the caller's WebAuthn devices */
+    patch: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path: {
+          id: string;
+        };
+        cookie?: never;
+      };
+      requestBody: {
+        content: {
+          "application/json": {
+            name: string;
+          };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              /**
+               * Format: date-time
+               * @description RFC 3339
+               */
+              added_at: string;
+              id: string;
+              /**
+               * Format: date-time
+               * @description RFC 3339
+               */
+              last_used_at?: string;
+              name: string;
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
     trace?: never;
   };
   "/v1/webapi/mfa/webauthn/login/begin": {

@@ -1,9 +1,7 @@
 // One-time password reset (docs/cli.md): POST /v1/webapi/password/reset trades the token that
-// `svcctl users add|reset` printed (or the first start) for a new password, and /web/reset is a
-// minimal page doing the same from a browser. Rate-limited like login (per client address).
+// `svcctl users add|reset` printed (or the first start) for a new password; the console's
+// /web/reset page (web/serve.ts) does the same from a browser. Rate-limited like login (per client address).
 // Auth checks and burns the token.
-import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyPluginAsync } from "fastify";
 import type { CliAuthApi } from "../cli-auth-api.ts";
@@ -25,11 +23,7 @@ const ResetBody = Type.Object(
 );
 const ResetDone = Type.Object({ username: Type.String({ description: "whose password was set" }) });
 
-const webDir = join(import.meta.dirname, "..", "..", "..", "web");
-
 export function passwordResetRoutes(opts: { api: Pick<CliAuthApi, "resetPassword"> }): FastifyPluginAsync {
-  const page = readFileSync(join(webDir, "reset.html"));
-  const script = readFileSync(join(webDir, "reset.js"));
   return async (app: FastifyInstance) => {
     // No Origin check (unlike login): the request carries no ambient credential, only the token,
     // and whoever holds the token can use it from anywhere anyway. So the link works whichever
@@ -46,21 +40,6 @@ export function passwordResetRoutes(opts: { api: Pick<CliAuthApi, "resetPassword
         preHandler: app.limitLoginAttempts,
       },
       async (request) => opts.api.resetPassword(request.body.token, request.body.password),
-    );
-
-    // The page reads the token from its own URL (?token=...) and never sends it anywhere else.
-    app.get(RESET_PAGE_PATH, { schema: { hide: true } }, async (_request, reply) =>
-      reply
-        .header("content-type", "text/html; charset=utf-8")
-        .header("cache-control", "no-store")
-        .header("referrer-policy", "no-referrer")
-        .send(page),
-    );
-    app.get(`${RESET_PAGE_PATH}.js`, { schema: { hide: true } }, async (_request, reply) =>
-      reply
-        .header("content-type", "text/javascript; charset=utf-8")
-        .header("cache-control", "no-cache")
-        .send(script),
     );
   };
 }

@@ -1,5 +1,5 @@
 // WebAuthn enrolment for a logged-in user (the spec leaves it open): begin/finish registration,
-// list and remove devices. Challenge state lives in auth, so any replica can finish.
+// list, rename and remove devices. Challenge state lives in auth, so any replica can finish.
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { WebAuthnDevice } from "../auth-client.ts";
@@ -15,16 +15,18 @@ import {
   WebAuthnCreationOptions,
 } from "../schemas.ts";
 
+const DeviceName = Type.String({ minLength: 1, maxLength: 64, pattern: "^[^\\u0000-\\u001f]+$" });
 const BeginBody = Type.Object({}, { additionalProperties: false });
 const BeginResult = Type.Object({ challenge_id: Type.String(), webauthn: WebAuthnCreationOptions });
 const FinishBody = Type.Object(
   {
     challenge_id: ChallengeId,
-    device_name: Type.String({ minLength: 1, maxLength: 64, pattern: "^[^\\u0000-\\u001f]+$" }),
+    device_name: DeviceName,
     credential: AttestationCredential,
   },
   { additionalProperties: false },
 );
+const RenameBody = Type.Object({ name: DeviceName }, { additionalProperties: false });
 const Device = Type.Object({
   id: Type.String(),
   name: Type.String(),
@@ -134,5 +136,28 @@ export async function webauthnDeviceRoutes(app: FastifyInstance): Promise<void> 
       await app.authApi.deleteWebAuthnDevice(sessionOf(request).sessionId, request.params.id);
       return { deleted: request.params.id };
     },
+  );
+
+  app.patch<{ Params: Static<typeof DeviceParams>; Body: Static<typeof RenameBody> }>(
+    "/v1/webapi/mfa/devices/:id",
+    {
+      schema: {
+        summary: "Rename one of the caller's WebAuthn devices",
+        tags: ["mfa"],
+        ...sessionSecurity,
+        params: DeviceParams,
+        body: RenameBody,
+        response: { 200: Device, ...errorResponses(401, 403, 404, ...commonErrors) },
+      },
+      preHandler: app.requireSession,
+    },
+    async (request) =>
+      deviceView(
+        await app.authApi.renameWebAuthnDevice(
+          sessionOf(request).sessionId,
+          request.params.id,
+          request.body.name,
+        ),
+      ),
   );
 }

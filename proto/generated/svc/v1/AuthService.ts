@@ -288,6 +288,10 @@ import type {
   RegisterUsingIAMMethodResponse__Output as _svc_v1_RegisterUsingIAMMethodResponse__Output,
 } from "../../svc/v1/RegisterUsingIAMMethodResponse.ts";
 import type {
+  RenameWebAuthnDeviceRequest as _svc_v1_RenameWebAuthnDeviceRequest,
+  RenameWebAuthnDeviceRequest__Output as _svc_v1_RenameWebAuthnDeviceRequest__Output,
+} from "../../svc/v1/RenameWebAuthnDeviceRequest.ts";
+import type {
   RenewAgentIdentityRequest as _svc_v1_RenewAgentIdentityRequest,
   RenewAgentIdentityRequest__Output as _svc_v1_RenewAgentIdentityRequest__Output,
 } from "../../svc/v1/RenewAgentIdentityRequest.ts";
@@ -1953,6 +1957,47 @@ export interface AuthServiceClient extends grpc.Client {
     _svc_v1_RegisterUsingIAMMethodResponse__Output
   >;
 
+  RenameWebAuthnDevice(
+    argument: _svc_v1_RenameWebAuthnDeviceRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  RenameWebAuthnDevice(
+    argument: _svc_v1_RenameWebAuthnDeviceRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  RenameWebAuthnDevice(
+    argument: _svc_v1_RenameWebAuthnDeviceRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  RenameWebAuthnDevice(
+    argument: _svc_v1_RenameWebAuthnDeviceRequest,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  renameWebAuthnDevice(
+    argument: _svc_v1_RenameWebAuthnDeviceRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  renameWebAuthnDevice(
+    argument: _svc_v1_RenameWebAuthnDeviceRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  renameWebAuthnDevice(
+    argument: _svc_v1_RenameWebAuthnDeviceRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+  renameWebAuthnDevice(
+    argument: _svc_v1_RenameWebAuthnDeviceRequest,
+    callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+
   RenewAgentIdentity(
     argument: _svc_v1_RenewAgentIdentityRequest,
     metadata: grpc.Metadata,
@@ -2336,6 +2381,11 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_RegisterUsingIAMMethodResponse
   >;
 
+  RenameWebAuthnDevice: grpc.handleUnaryCall<
+    _svc_v1_RenameWebAuthnDeviceRequest__Output,
+    _svc_v1_WebAuthnDevice
+  >;
+
   RenewAgentIdentity: grpc.handleUnaryCall<
     _svc_v1_RenewAgentIdentityRequest__Output,
     _svc_v1_AgentIdentityCredentials
@@ -2604,6 +2654,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_RegisterUsingIAMMethodResponse,
     _svc_v1_RegisterUsingIAMMethodRequest__Output,
     _svc_v1_RegisterUsingIAMMethodResponse__Output
+  >;
+  RenameWebAuthnDevice: MethodDefinition<
+    _svc_v1_RenameWebAuthnDeviceRequest,
+    _svc_v1_WebAuthnDevice,
+    _svc_v1_RenameWebAuthnDeviceRequest__Output,
+    _svc_v1_WebAuthnDevice__Output
   >;
   RenewAgentIdentity: MethodDefinition<
     _svc_v1_RenewAgentIdentityRequest,
