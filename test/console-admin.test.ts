@@ -250,8 +250,12 @@ describe("join tokens", () => {
       await page.locator("#nodes .node-name", { hasText: "web-rack-node" }).waitFor();
       await shoot(page, "tokens-node-joined");
 
-      // Delete a token after the confirmation.
+      // The token is listed as spent by that node; delete it after the confirmation.
       await page.goto(`${origin}/web/tokens`);
+      await expect
+        .poll(() => row.locator('[data-state="used"]').textContent())
+        .toContain("used by web-rack-node");
+      await shoot(page, "tokens-used");
       await row.locator('[data-action="delete"]').click();
       await page.click("#confirm-delete-token-confirm");
       await expect.poll(() => row.count()).toBe(0);

@@ -196,7 +196,13 @@ describe("join tokens", () => {
     const listed = await as(admin, "GET", "/v1/webapi/admin/tokens");
     expect(listed.status).toBe(200);
     expect((listed.json as { items: Array<{ name: string }> }).items).toContainEqual(
-      expect.objectContaining({ name: "rack1", join_method: "token", bot_name: "" }),
+      expect.objectContaining({
+        name: "rack1",
+        join_method: "token",
+        bot_name: "",
+        used: false,
+        used_by: "",
+      }),
     );
     expect(listed.text).not.toContain(t.secret.split(".")[1]);
 
@@ -223,6 +229,15 @@ describe("join tokens", () => {
         nodes.json as { items: Array<{ hostname: string; status: string; labels: Record<string, string> }> }
       ).items.some((n) => n.hostname === "rack1-node" && n.status === "online" && n.labels["env"] === "dev");
     }, "the joined node online");
+
+    // The list says which node spent it.
+    const spent = await as(admin, "GET", "/v1/webapi/admin/tokens");
+    expect(
+      (spent.json as { items: Array<{ name: string }> }).items.find((x) => x.name === "rack1"),
+    ).toMatchObject({
+      used: true,
+      used_by: "rack1-node",
+    });
 
     const other = await as(admin, "POST", "/v1/webapi/admin/tokens", {});
     expect(other.status, other.text).toBe(201);

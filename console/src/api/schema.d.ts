@@ -866,7 +866,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Join tokens, without their secrets (admin: tokens/list) */
+    /** Join tokens with whether a node used each, without their secrets (admin: tokens/list) */
     get: {
       parameters: {
         query?: never;
@@ -898,6 +898,15 @@ export interface paths {
                   [key: string]: string;
                 };
                 roles: string[];
+                /** @description a node joined with it (a token is spent by one node) */
+                used: boolean;
+                /**
+                 * Format: date-time
+                 * @description RFC 3339
+                 */
+                used_at?: string;
+                /** @description hostname of that node; empty when unused */
+                used_by: string;
               }[];
             };
           };

@@ -42,6 +42,27 @@ const labelsText = (labels: Record<string, string>): string =>
     .map(([k, v]) => `${k}=${v}`)
     .join(", ");
 
+/** Spent (by which node, when), expired, or waiting for its node. */
+function TokenState(props: { token: TokenRow }) {
+  const t = props.token;
+  if (t.used) {
+    return (
+      <span data-state="used">
+        used
+        {t.used_by ? (
+          <>
+            {" "}
+            by <span class="mono">{t.used_by}</span>
+          </>
+        ) : null}{" "}
+        <RelativeTime value={t.used_at} />
+      </span>
+    );
+  }
+  if (Date.parse(t.expires_at) <= Date.now()) return <span data-state="expired">expired</span>;
+  return <span data-state="unused">not used yet</span>;
+}
+
 function CreateTokenDialog(props: { open: boolean; onClose: () => void; onCreated: (c: Created) => void }) {
   const [error, setError] = useState<unknown>(undefined);
   const [busy, setBusy] = useState(false);
@@ -167,8 +188,10 @@ export default function TokensPage() {
       key: "for",
       header: "For",
       render: (t) => (t.bot_name ? `bot ${t.bot_name}` : `node (${t.join_method})`),
+      wide: true,
     },
-    { key: "expires", header: "Expires", render: (t) => <RelativeTime value={t.expires_at} /> },
+    { key: "state", header: "State", render: (t) => <TokenState token={t} /> },
+    { key: "expires", header: "Expires", render: (t) => <RelativeTime value={t.expires_at} />, wide: true },
     {
       key: "labels",
       header: "Node labels",

@@ -30,6 +30,13 @@ export interface JoinTokenView {
   botName: string;
 }
 
+export interface JoinTokenUsageView {
+  used: boolean;
+  /** hostname of the node that redeemed it ("" when unused) */
+  usedBy: string;
+  usedAt?: Date;
+}
+
 export interface AgentIdentityView {
   name: string;
   roles: string[];
@@ -58,6 +65,7 @@ export interface AdminAuthApi {
     req: { name: string; ttlSeconds: number; nodeLabels: Record<string, string> },
   ): Promise<{ info: JoinTokenView; token: string }>;
   deleteJoinToken(sessionId: string, name: string): Promise<void>;
+  getJoinTokenUsage(sessionId: string, name: string): Promise<JoinTokenUsageView>;
   listAgentIdentities(sessionId: string): Promise<AgentIdentityView[]>;
   close(): void;
 }
@@ -216,6 +224,18 @@ export class GrpcAdminAuthApi implements AdminAuthApi {
 
   async deleteJoinToken(sessionId: string, name: string): Promise<void> {
     await callUnary(this.#client, "DeleteJoinToken", { name }, userMetadata(sessionId), this.#deadline());
+  }
+
+  async getJoinTokenUsage(sessionId: string, name: string): Promise<JoinTokenUsageView> {
+    const r = await callUnary(
+      this.#client,
+      "GetJoinTokenUsage",
+      { name },
+      userMetadata(sessionId),
+      this.#deadline(),
+    );
+    const usedAt = dateOf(r.used_at_unix_ms);
+    return { used: r.used ?? false, usedBy: r.used_by ?? "", ...(usedAt ? { usedAt } : {}) };
   }
 
   async listAgentIdentities(sessionId: string): Promise<AgentIdentityView[]> {

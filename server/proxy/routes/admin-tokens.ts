@@ -4,10 +4,11 @@
 // and the bots (AgentIdentity) with their lock state.
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply } from "fastify";
+import { isNotFound } from "../../../core/errors.ts";
 import { caPin } from "../../agent/ca-pin.ts";
 import { sessionOf } from "../plugins/session.ts";
 import { commonErrors, errorResponses, sessionSecurity, Timestamp } from "../schemas.ts";
-import type { AdminAuthApi, AgentIdentityView, JoinTokenView } from "./admin-api.ts";
+import type { AdminAuthApi, AgentIdentityView, JoinTokenUsageView, JoinTokenView } from "./admin-api.ts";
 
 /** Where a node reaches auth, as the agent command must say it. */
 export interface AgentTarget {
@@ -41,6 +42,15 @@ const JoinToken = Type.Object({
   node_labels: Type.Record(Type.String(), Type.String()),
   bot_name: Type.String({ description: "for a bot's bootstrap token: the AgentIdentity; empty for nodes" }),
 });
+
+const ListedToken = Type.Composite([
+  JoinToken,
+  Type.Object({
+    used: Type.Boolean({ description: "a node joined with it (a token is spent by one node)" }),
+    used_by: Type.String({ description: "hostname of that node; empty when unused" }),
+    used_at: Type.Optional(Timestamp),
+  }),
+]);
 
 const CreateTokenBody = Type.Object(
   {
@@ -89,6 +99,13 @@ const tokenView = (t: JoinTokenView): Static<typeof JoinToken> => ({
   bot_name: t.botName,
 });
 
+const listedView = (t: JoinTokenView, u: JoinTokenUsageView): Static<typeof ListedToken> => ({
+  ...tokenView(t),
+  used: u.used,
+  used_by: u.usedBy,
+  used_at: u.usedAt?.toISOString(),
+});
+
 const botView = (b: AgentIdentityView): Static<typeof Bot> => ({
   name: b.name,
   roles: b.roles,
@@ -119,19 +136,34 @@ export async function adminTokenRoutes(app: FastifyInstance, opts: AdminTokenRou
     "/v1/webapi/admin/tokens",
     {
       schema: {
-        summary: "Join tokens, without their secrets (admin: tokens/list)",
+        summary: "Join tokens with whether a node used each, without their secrets (admin: tokens/list)",
         tags: ["admin"],
         ...sessionSecurity,
         response: {
-          200: Type.Object({ items: Type.Array(JoinToken) }),
+          200: Type.Object({ items: Type.Array(ListedToken) }),
           ...errorResponses(401, 403, ...commonErrors),
         },
       },
       preHandler: app.requireSession,
     },
-    async (request) => ({
-      items: (await opts.api.listJoinTokens(sessionOf(request).sessionId)).map(tokenView),
-    }),
+    async (request) => {
+      const sessionId = sessionOf(request).sessionId;
+      const tokens = await opts.api.listJoinTokens(sessionId);
+      // One usage question per token: lists are short (tokens are spent or expire), and auth
+      // answers each from its backend.
+      const rows = await Promise.all(
+        tokens.map(async (t) => {
+          try {
+            return listedView(t, await opts.api.getJoinTokenUsage(sessionId, t.name));
+          } catch (err) {
+            // Deleted between the list and this question: it is gone, so it is not listed.
+            if (isNotFound(err)) return undefined;
+            throw err;
+          }
+        }),
+      );
+      return { items: rows.filter((r) => r !== undefined) };
+    },
   );
 
   app.post<{ Body: Static<typeof CreateTokenBody> }>(
