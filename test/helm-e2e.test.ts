@@ -515,7 +515,7 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
     const link = await eventually(
       "recording listed",
       async () => {
-        await page.goto(`https://${PUBLIC_ADDR}/web/`);
+        await page.goto(`https://${PUBLIC_ADDR}/web/recordings`);
         await page.waitForSelector("#user:not(:empty)", { timeout: 30_000 });
         return (
           (await page
