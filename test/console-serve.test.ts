@@ -58,16 +58,19 @@ describe("serving the console", () => {
     }
   });
 
-  it("allows inline styles (never script) only on the legacy recording player", async () => {
+  it("allows WebAssembly (never eval, inline script or inline style) only on the recording player", async () => {
     const player = await platform.client.send({ path: "/web/recordings/x" });
+    expect(player.status).toBe(200);
+    expect(player.text).toBe((await platform.client.send({ path: "/web/nodes" })).text);
     const csp = String(player.headers["content-security-policy"]);
-    expect(csp).toContain("style-src 'self' 'unsafe-inline'");
-    expect(csp).toContain("script-src 'self';");
+    expect(csp).toContain("script-src 'self' 'wasm-unsafe-eval';");
+    expect(csp).toContain("style-src 'self';");
     expect(csp).toContain("default-src 'self';");
+    expect(csp.replace("'wasm-unsafe-eval'", "")).not.toContain("unsafe");
     // The console's terminal turns xterm's styles into CSSOM: the strict policy holds there too.
-    for (const path of ["/web/account", "/web/terminal?node=x"]) {
-      const other = await platform.client.send({ path });
-      expect(String(other.headers["content-security-policy"]), path).not.toContain("unsafe-inline");
+    for (const path of ["/web/account", "/web/terminal?node=x", "/web/recordings"]) {
+      const other = String((await platform.client.send({ path })).headers["content-security-policy"]);
+      expect(other, path).not.toContain("unsafe");
     }
   });
 

@@ -2,7 +2,6 @@
 // at start-up into memory. Content-hashed assets are cached for a year; index.html, the same for
 // every console route, is revalidated on each load so a new build shows up at once. Everything is
 // served from our own origin, so the CSP stays "script-src 'self'" with no inline script.
-// Pages of the old static UI stay in LEGACY_PAGES until the console's own page replaces them.
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, extname, join } from "node:path";
@@ -27,6 +26,7 @@ export const CONSOLE_ROUTES = [
   "/web/nodes",
   "/web/terminal",
   "/web/recordings",
+  "/web/recordings/:id",
   "/web/audit",
   "/web/users",
   "/web/roles",
@@ -37,32 +37,25 @@ export const CONSOLE_ROUTES = [
 
 const RESET_ROUTE = "/web/reset";
 
-/** Old static pages still served until the console's page replaces them (then: delete the entry). */
-const LEGACY_PAGES: Record<string, string> = {
-  "/web/recordings/:id": "recording.html",
-};
-
-/** Scripts and styles of LEGACY_PAGES, served at /web/assets/<name> next to the console's. */
-const LEGACY_ASSETS = ["common.js", "recording.js", "style.css"];
+/** The old UI's stylesheet, still linked by the SSO error page (server/proxy/routes/sso.ts). */
+const LEGACY_ASSETS = ["style.css"];
 
 const IMMUTABLE = "public, max-age=31536000, immutable";
 
 /**
- * Pages hosting xterm.js without the CSSOM shim of the console's terminal
- * (console/src/pages/terminal-csp.ts): the recording player. xterm writes its measurements and
- * theme into <style> elements it creates, which "style-src 'self'" blocks. These documents alone
- * allow inline styles (never inline script); links to them must load a new document, since a
- * client-side route change keeps the policy of the page it started on.
+ * The recording player (asciinema-player) runs its terminal emulator as WebAssembly, which
+ * "script-src 'self'" forbids compiling: its page alone adds 'wasm-unsafe-eval' (WebAssembly
+ * only, never eval or inline script). Links to it load a new document, since a client-side route
+ * change keeps the policy of the page it started on. No page allows inline styles.
  */
-export const INLINE_STYLE_ROUTES = new Set(["/web/recordings/:id"]);
+export const PLAYER_ROUTE = "/web/recordings/:id";
 
-/** The policy set for every response, with inline styles allowed (INLINE_STYLE_ROUTES only). */
-function allowInlineStyles(reply: FastifyReply): void {
+function allowWasm(reply: FastifyReply): void {
   const csp = reply.getHeader("content-security-policy");
   if (typeof csp !== "string") return;
   reply.header(
     "content-security-policy",
-    csp.replace(/(^|;\s*)style-src 'self'(?=;|$)/, "$1style-src 'self' 'unsafe-inline'"),
+    csp.replace(/(^|;\s*)script-src 'self'(?=;|$)/, "$1script-src 'self' 'wasm-unsafe-eval'"),
   );
 }
 
@@ -127,9 +120,6 @@ export function webRoutes(opts: { dist?: string } = {}): FastifyPluginAsync {
   const vendor = new Map<string, Asset>(
     Object.entries(vendorFiles()).map(([name, path]) => [name, load(path)]),
   );
-  const legacyPages = new Map<string, Asset>(
-    Object.entries(LEGACY_PAGES).map(([route, file]) => [route, load(join(here, file))]),
-  );
 
   const send = (reply: FastifyReply, asset: Asset, cache: string): FastifyReply =>
     reply.header("content-type", asset.type).header("cache-control", cache).send(asset.body);
@@ -139,18 +129,12 @@ export function webRoutes(opts: { dist?: string } = {}): FastifyPluginAsync {
     for (const route of CONSOLE_ROUTES) {
       app.get(route, { schema: { hide: true } }, async (_request, reply) => {
         reply.code(status);
-        if (INLINE_STYLE_ROUTES.has(route)) allowInlineStyles(reply);
+        if (route === PLAYER_ROUTE) allowWasm(reply);
         // The reset link carries its token in the query: never cached, never sent on as a Referer.
         if (route === RESET_ROUTE) {
           return send(reply.header("referrer-policy", "no-referrer"), built.index, "no-store");
         }
         return send(reply, built.index, "no-cache");
-      });
-    }
-    for (const [route, asset] of legacyPages) {
-      app.get(route, { schema: { hide: true } }, async (_request, reply) => {
-        if (INLINE_STYLE_ROUTES.has(route)) allowInlineStyles(reply);
-        return send(reply, asset, "no-store");
       });
     }
     // The console's start page; SSO and old bookmarks land on /web/ (the query stays).
