@@ -11,6 +11,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
 import { type RunningPlatform, startEmbedded } from "../server/embedded/start.ts";
 import { csrfTokenFor } from "../server/proxy/credentials.ts";
+import { agentCommand } from "../server/proxy/routes/admin-tokens.ts";
+import { managedByOf } from "../server/proxy/routes/admin-users.ts";
 import { type Daemon, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
 import { type HttpResponse, HttpsClient } from "./proxy-https-client.ts";
@@ -396,4 +398,33 @@ describe("bad input is a 400 before auth is asked", () => {
       expect(codeOf(res)).toBe("bad_parameter");
     });
   }
+});
+
+describe("in Kubernetes mode", () => {
+  it("a user or role without the svcctl label is managed in Kubernetes; with it, through the API", () => {
+    const user = (labels?: Record<string, string>) => ({
+      apiVersion: "svc.dev/v1" as const,
+      kind: "User" as const,
+      metadata: { name: "x", ...(labels ? { labels } : {}) },
+      spec: { roles: ["access"] },
+    });
+    expect(managedByOf(user(), "kubernetes")).toBe("kubernetes");
+    expect(managedByOf(user({ "app.kubernetes.io/managed-by": "Helm" }), "kubernetes")).toBe("kubernetes");
+    expect(managedByOf(user({ "app.kubernetes.io/managed-by": "svcctl" }), "kubernetes")).toBe("api");
+  });
+
+  it("the agent command names auth's certificate when nodes reach it by another name", () => {
+    const target = {
+      authAddress: "auth.example.com:3025",
+      hostCaPem: platform.hostCaPem,
+      serverName: "svc-auth.svc-system.svc",
+    };
+    const { command, pin } = agentCommand(target, "t.s");
+    expect(command).toBe(
+      `svcd agent --auth auth.example.com:3025 --auth-server-name svc-auth.svc-system.svc --ca-pin ${pin} --token t.s --data-dir /var/lib/svc-agent`,
+    );
+    expect(agentCommand({ ...target, serverName: "auth.example.com" }, "t.s").command).not.toContain(
+      "--auth-server-name",
+    );
+  });
 });

@@ -79,10 +79,11 @@ export function managedByOf(resource: AnyResource | undefined, sourceType: Sourc
 
 export async function adminUserRoutes(app: FastifyInstance, opts: AdminUserRouteOptions): Promise<void> {
   const publicUrl = new URL(app.proxyConfig.publicUrl);
-  const userResource = (name: string) => app.resources.list("User").find((u) => u.metadata.name === name);
+  // The proxy's cache of User resources by name: where each is managed (its labels).
+  const userResources = () => new Map(app.resources.list("User").map((u) => [u.metadata.name, u]));
 
-  const userView = (u: AdminUserInfo): Static<typeof User> => {
-    const managedBy = managedByOf(userResource(u.name), opts.sourceType);
+  const userView = (u: AdminUserInfo, resources: Map<string, AnyResource>): Static<typeof User> => {
+    const managedBy = managedByOf(resources.get(u.name), opts.sourceType);
     return {
       name: u.name,
       roles: u.roles,
@@ -107,7 +108,7 @@ export async function adminUserRoutes(app: FastifyInstance, opts: AdminUserRoute
    */
   const requireEditable = async (sessionId: string, name: string): Promise<void> => {
     await opts.api.listUsers(sessionId);
-    const resource = userResource(name);
+    const resource = userResources().get(name);
     const managedBy = managedByOf(resource, opts.sourceType);
     if (resource && managedBy !== "api") {
       throw new PreconditionFailedError(
@@ -135,9 +136,11 @@ export async function adminUserRoutes(app: FastifyInstance, opts: AdminUserRoute
       },
       preHandler: app.requireSession,
     },
-    async (request) => ({
-      items: (await opts.api.listUsers(sessionOf(request).sessionId)).map(userView),
-    }),
+    async (request) => {
+      const users = await opts.api.listUsers(sessionOf(request).sessionId);
+      const resources = userResources();
+      return { items: users.map((u) => userView(u, resources)) };
+    },
   );
 
   app.post<{ Body: Static<typeof CreateUserBody> }>(
@@ -163,7 +166,7 @@ export async function adminUserRoutes(app: FastifyInstance, opts: AdminUserRoute
         logins: b.logins ?? [],
       });
       // Auth wrote it with the managed-by label; the proxy's cache may not have it yet.
-      const user = { ...userView(created.user), managed_by: "api" as const, editable: true };
+      const user = { ...userView(created.user, new Map()), managed_by: "api" as const, editable: true };
       return reply.code(201).send({ user, reset: resetView(created.reset) });
     },
   );
