@@ -114,10 +114,10 @@ describe("terminal page", () => {
     await page.click("#font-larger");
     await page.click("#font-larger");
     expect(await page.locator("#font-size").textContent()).toBe(`${before.fontSize + 2} px`);
-    await page.waitForFunction(
-      (c) => ((window as unknown as Handles).svcTerminal?.term.cols ?? c) < c,
-      before.cols,
-    );
+    await page.waitForFunction((b) => {
+      const t = (window as unknown as Handles).svcTerminal?.term;
+      return t !== undefined && t.options.fontSize === b.fontSize + 2 && t.cols < b.cols;
+    }, before);
     const larger = await termState(page);
     expect(larger.fontSize).toBe(before.fontSize + 2);
     expect(larger.rows).toBeLessThan(before.rows);
@@ -209,7 +209,24 @@ describe("terminal page", () => {
     expect(listed.find((r) => r.id === id)?.user).toBe(platform.user.username);
     expect(problems).toEqual([]);
     await link.click();
-    await page.waitForURL((u) => u.pathname === href);
+    await page.waitForURL((u) => u.pathname === href, { timeout: 30_000 });
     await page.close();
   }, 180_000);
+
+  it("a login the role does not grant is refused on the page, without reconnect attempts", async () => {
+    const page = await chrome.context.newPage();
+    const problems = watchPage(page);
+    await signIn(page, platform.user.username, platform.user.password, {
+      next: `/web/terminal?node=${NODES.agent}&login=nobody`,
+    });
+    await page.waitForSelector('#status[data-state="error"]', { timeout: 60_000 });
+    expect(await page.locator("#status").textContent()).toContain("not allowed");
+    expect(await page.isVisible("#reconnect")).toBe(true);
+    await page.waitForTimeout(1500);
+    expect(await page.getAttribute("#status", "data-state")).toBe("error");
+    await shoot(page, "terminal-refused");
+    await expectAccessible(page, { exclude: [".xterm-accessibility", ".xterm-helper-textarea"] });
+    expect(problems).toEqual([]);
+    await page.close();
+  }, 120_000);
 });
