@@ -144,6 +144,10 @@ describe("users", () => {
 
       const row = page.locator('#users tr[data-key="newbie"]');
       await expect.poll(() => row.locator("[data-managed-by]").textContent()).toBe("managed here");
+      await expectKeyboardReachable(page, [
+        '#users tr[data-key="newbie"] [data-action="reset"]',
+        '#users tr[data-key="newbie"] [data-action="delete"]',
+      ]);
 
       // The new user opens the link in a browser of their own and chooses a password.
       const theirs = await otherBrowser();
@@ -256,6 +260,7 @@ describe("join tokens", () => {
         .poll(() => row.locator('[data-state="used"]').textContent())
         .toContain("used by web-rack-node");
       await shoot(page, "tokens-used");
+      await expectKeyboardReachable(page, ['#tokens tr[data-key="web-rack"] [data-action="delete"]']);
       await row.locator('[data-action="delete"]').click();
       await page.click("#confirm-delete-token-confirm");
       await expect.poll(() => row.count()).toBe(0);
