@@ -172,6 +172,7 @@ describe("audit log", () => {
     await page.waitForSelector("[role=alert]:not(:empty)");
     expect(await page.textContent("[role=alert]")).toContain("for administrators");
     expect(await page.locator("#audit").count()).toBe(0);
+    expect(await page.locator(".filter-bar").count()).toBe(0);
     await shoot(page, "audit-refused");
     await expectAccessible(page);
     expect(problems).toEqual([]);

@@ -111,6 +111,8 @@ export default function AuditLogPage() {
   const offset = Math.max(0, Number.parseInt(query["offset"] ?? "0", 10) || 0);
   const [page, setPage] = useState<AuditPage | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
+  // Refused by auth (not an admin): the search would be refused too, so it is not offered.
+  const [forbidden, setForbidden] = useState(false);
 
   const key = JSON.stringify([query["type"], query["user"], query["from"], query["to"], limit, offset]);
   useEffect(() => {
@@ -126,6 +128,7 @@ export default function AuditLogPage() {
       .catch((e: unknown) => {
         if (!live) return;
         setPage(undefined);
+        setForbidden(e instanceof ApiError && e.status === 403);
         setError(
           e instanceof ApiError && e.status === 403
             ? new Error("The audit log is for administrators: your roles do not allow reading it.")
@@ -161,51 +164,53 @@ export default function AuditLogPage() {
 
   return (
     <Page title="Audit log">
-      <FilterBar
-        key={JSON.stringify([query["type"], query["user"], query["from"], query["to"]])}
-        label="Search the audit log"
-        onApply={(v) =>
-          setQuery({
-            type: v["type"],
-            user: v["user"],
-            from: v["from"],
-            to: v["to"],
-            offset: undefined,
-            event: undefined,
-          })
-        }
-        onClear={() =>
-          setQuery({
-            type: undefined,
-            user: undefined,
-            from: undefined,
-            to: undefined,
-            offset: undefined,
-            event: undefined,
-          })
-        }
-      >
-        <label>
-          Event type
-          <input
-            name="type"
-            id="filter-type"
-            list="audit-types"
-            autocomplete="off"
-            defaultValue={query["type"] ?? ""}
-          />
-        </label>
-        <datalist id="audit-types">
-          {KNOWN_TYPES.map((t) => (
-            <option key={t} value={t} />
-          ))}
-        </datalist>
-        <label>
-          User
-          <input name="user" id="filter-user" autocomplete="off" defaultValue={query["user"] ?? ""} />
-        </label>
-        <TimeWindowInputs from={query["from"]} to={query["to"]} labels={["From", "Before"]} />
-      </FilterBar>
+      {forbidden ? null : (
+        <FilterBar
+          key={JSON.stringify([query["type"], query["user"], query["from"], query["to"]])}
+          label="Search the audit log"
+          onApply={(v) =>
+            setQuery({
+              type: v["type"],
+              user: v["user"],
+              from: v["from"],
+              to: v["to"],
+              offset: undefined,
+              event: undefined,
+            })
+          }
+          onClear={() =>
+            setQuery({
+              type: undefined,
+              user: undefined,
+              from: undefined,
+              to: undefined,
+              offset: undefined,
+              event: undefined,
+            })
+          }
+        >
+          <label>
+            Event type
+            <input
+              name="type"
+              id="filter-type"
+              list="audit-types"
+              autocomplete="off"
+              defaultValue={query["type"] ?? ""}
+            />
+          </label>
+          <datalist id="audit-types">
+            {KNOWN_TYPES.map((t) => (
+              <option key={t} value={t} />
+            ))}
+          </datalist>
+          <label>
+            User
+            <input name="user" id="filter-user" autocomplete="off" defaultValue={query["user"] ?? ""} />
+          </label>
+          <TimeWindowInputs from={query["from"]} to={query["to"]} labels={["From", "Before"]} />
+        </FilterBar>
+      )}
       <ErrorBanner error={error} />
       {page ? (
         <>
