@@ -86,7 +86,8 @@ const AcsBody = Type.Object(
 
 const ExchangeBody = Type.Object(
   {
-    code: Type.String({ pattern: "^[A-Za-z0-9_-]{16,128}$" }),
+    // What auth issues (32 random bytes, base64url): a schema-valid code is one auth could accept.
+    code: Type.String({ pattern: "^[A-Za-z0-9_-]{43}$" }),
     // RFC 7636's verifier alphabet and lengths
     code_verifier: Type.String({ pattern: "^[A-Za-z0-9._~-]{43,128}$" }),
   },
