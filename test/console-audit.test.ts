@@ -145,6 +145,10 @@ describe("audit log", () => {
     await dialog.waitFor({ state: "visible" });
     await page.click("#event-dialog .dialog-actions button");
     await dialog.waitFor({ state: "hidden" });
+    // A linked event that is not among the results shown says so instead of opening nothing.
+    await page.goto(`${platform.origin}/web/audit?type=user.login&event=${encodeURIComponent(first.id)}`);
+    await page.waitForSelector("#event-missing");
+    expect(await dialog.isVisible()).toBe(false);
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);

@@ -212,6 +212,11 @@ export default function AuditLogPage() {
         </FilterBar>
       )}
       <ErrorBanner error={error} />
+      {page && query["event"] && !open ? (
+        <p class="notice" id="event-missing">
+          Event {query["event"]} is not on this page of results: search for it (its time or type) to open it.
+        </p>
+      ) : null}
       {page ? (
         <>
           <Table
