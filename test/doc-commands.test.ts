@@ -257,10 +257,10 @@ describe("every command in README.md and docs/*.md is run by a test", () => {
   it(
     "README: make start, svc login --reset-token, svcctl tokens add, the printed svcd agent, svc ls, svc ssh",
     async () => {
-      // `make start` is `node server/main.ts start` (Makefile), which is what bin/svcd runs; the
-      // listen flags only move it off the default ports.
+      // `make start` builds the console (make test did already), then runs `node server/main.ts
+      // start`, which is what bin/svcd runs; the listen flags only move it off the default ports.
       const makefile = await readFile(join(root, "Makefile"), "utf8");
-      expect(makefile).toMatch(/\nstart: deps\n\tnode server\/main\.ts start\n/);
+      expect(makefile).toMatch(/\nstart: deps console\n\tnode server\/main\.ts start\n/);
       expect(await readFile(join(root, "bin", "svcd"), "utf8")).toContain('"$root/server/main.ts" "$@"');
       const starts = all.filter((c) => c.file === "README.md" && c.text.startsWith("make start "));
       expect(starts.length).toBe(2); // "The two commands" and "A first session"
