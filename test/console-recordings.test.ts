@@ -195,7 +195,9 @@ describe("recording player", () => {
     });
     expect(new URL(page.url()).pathname).toBe(`/web/recordings/${daves.id}`);
 
-    // It starts playing on its own; the output shows up as recorded.
+    // It starts playing on its own, also when the speed changes before it has started; the
+    // output shows up as recorded.
+    await page.selectOption("#speed", "2");
     await page.waitForSelector('#status[data-state="playing"]', { timeout: 30_000 });
     await expect.poll(() => screenText(page), { timeout: 30_000 }).toContain("recorded-42");
     await page.click("#play");

@@ -63,6 +63,9 @@ export default function RecordingPage() {
   const id = params["id"] ?? "";
   const host = useRef<HTMLDivElement>(null);
   const player = useRef<Player | undefined>(undefined);
+  // Whether the player is, or is about to be, playing: true from the start (it plays by itself,
+  // a moment after creation), then as its events say. A new speed keeps it.
+  const playingRef = useRef(true);
   const [cast, setCast] = useState<string | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   const [state, setState] = useState<State>("loading");
@@ -102,7 +105,7 @@ export default function RecordingPage() {
     if (cast === undefined || !el) return;
     const previous = player.current;
     const at = previous?.getCurrentTime() ?? 0;
-    const wasPlaying = state === "playing";
+    const wasPlaying = playingRef.current;
     previous?.dispose();
     const p = create({ data: cast }, el, {
       speed,
@@ -110,14 +113,18 @@ export default function RecordingPage() {
       fit: "width",
       preload: true,
       controls: true,
-      autoPlay: previous === undefined || wasPlaying,
+      autoPlay: wasPlaying,
       ...(at > 0 ? { startAt: at } : {}),
     });
     player.current = p;
     window.svcPlayer = p;
-    p.addEventListener("playing", () => setState("playing"));
-    p.addEventListener("pause", () => setState("paused"));
-    p.addEventListener("ended", () => setState("ended"));
+    const on = (playingNow: boolean, next: State) => () => {
+      playingRef.current = playingNow;
+      setState(next);
+    };
+    p.addEventListener("playing", on(true, "playing"));
+    p.addEventListener("pause", on(false, "paused"));
+    p.addEventListener("ended", on(false, "ended"));
     if (previous !== undefined) setState(wasPlaying ? "playing" : "paused");
     else setState("ready");
     const tick = setInterval(() => {
