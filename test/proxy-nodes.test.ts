@@ -210,7 +210,7 @@ describe("bad parameters are 400 bad_parameter", () => {
     `labels=${encodeURIComponent("=x")}`,
     `labels=${encodeURIComponent("a b=c")}`,
     `labels=${Array.from({ length: 17 }, (_, i) => `k${i}=v`).join(",")}`,
-    `search=${"x".repeat(257)}`,
+    `search=${"x".repeat(129)}`,
   ]) {
     it(q.slice(0, 60), async () => {
       const res = await get(`?${q}`);

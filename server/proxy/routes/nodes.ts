@@ -14,16 +14,18 @@ import {
   Timestamp,
 } from "../schemas.ts";
 
+// Lengths fit the proxy's 8 KiB URL limit even when every character is a 4-byte UTF-8 one
+// percent-encoded (12 characters each), so a schema-valid query is never a 414.
 const NodesQuery = Type.Object({
   search: Type.Optional(
     Type.String({
-      maxLength: 256,
+      maxLength: 128,
       description: "case-insensitive substring of the hostname, node ID or a `key=value` label; empty = any",
     }),
   ),
   labels: Type.Optional(
     Type.String({
-      maxLength: 1024,
+      maxLength: 256,
       description: "label selector `k=v,k2=v2` (all must match; a bare `k`: the key exists); empty = any",
     }),
   ),
