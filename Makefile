@@ -24,8 +24,9 @@ deps: node_modules/.install-stamp
 
 ## console: build the web console (console/) into dist/console when its sources changed (docs/console.md)
 console: dist/console/index.html
+# NODE_ENV pinned: a caller's (vitest sets "test") would give another build than the image's.
 dist/console/index.html: node_modules/.install-stamp $(shell find console -type f 2>/dev/null)
-	vite build --config console/vite.config.ts
+	NODE_ENV=production vite build --config console/vite.config.ts
 # `npm install` (not `npm ci`): npm 11's ci refuses this lock file over optional platform packages
 # of biome it never installs here; install still honours the locked versions and runs patch-package.
 node_modules/.install-stamp: package.json package-lock.json $(wildcard patches/*.patch)

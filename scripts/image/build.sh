@@ -163,7 +163,8 @@ step "web console (vite build)"
 mkdir -p "$work/console-src"
 git archive --format=tar "$tree" -- console package.json tsconfig.json | tar -x -C "$work/console-src"
 ln -s "$root/node_modules" "$work/console-src/node_modules"
-(cd "$work/console-src" && "$root/node_modules/.bin/vite" build --config console/vite.config.ts >&2)
+# NODE_ENV is pinned: a caller's (a test runner's "test") would change Vite's output.
+(cd "$work/console-src" && NODE_ENV=production "$root/node_modules/.bin/vite" build --config console/vite.config.ts >&2)
 mkdir -p "$app/opt/svc/dist"
 cp -R "$work/console-src/dist/console" "$app/opt/svc/dist/console"
 step "npm install --omit=dev (locked versions)"
