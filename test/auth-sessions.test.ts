@@ -1,7 +1,8 @@
 // Local login, sessions, login throttling and revocation through the real gRPC API.
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { API_VERSION, type User } from "../core/resources/index.ts";
+import { API_VERSION, type Role, type User } from "../core/resources/index.ts";
+import { ADMIN_CAPABILITIES } from "../server/auth/authz.ts";
 import { callUnary, userMetadata } from "../server/auth/client.ts";
 import { SESSION_TTL_MS } from "../server/auth/sessions.ts";
 import { type AuthTestEnv, PASSWORD, startAuthEnv, statusOf } from "./auth-fixture.ts";
@@ -50,6 +51,50 @@ describe("AuthenticateLocal and sessions", () => {
     expect(view).toMatchObject({ username: "bob", roles: ["access"], session_id: "" });
     expect(view.expires_unix_ms - before).toBeGreaterThanOrEqual(SESSION_TTL_MS - 1000);
     expect(view.expires_unix_ms - Date.now()).toBeLessThanOrEqual(SESSION_TTL_MS);
+  });
+
+  it("GetSession answers the admin capabilities the roles grant, by rules, not by role name", async () => {
+    const allowedOf = async (name: string) =>
+      (await callUnary(env.client, "GetSession", {}, userMetadata(await login(name)))).allowed;
+    expect(await allowedOf("alice")).toEqual(ADMIN_CAPABILITIES.map((c) => c.name));
+    expect(await allowedOf("alice")).toEqual(
+      expect.arrayContaining([
+        "users:list",
+        "roles:list",
+        "tokens:list",
+        "agent_identities:list",
+        "audit:list",
+      ]),
+    );
+    expect(await allowedOf("bob")).toEqual([]);
+    // eve's role lists nodes, which every user may do (ListNodes filters): no admin capability.
+    expect(await allowedOf("eve")).toEqual([]);
+
+    const role = (name: string, spec: Role["spec"]): Role => ({
+      apiVersion: API_VERSION,
+      kind: "Role",
+      metadata: { name },
+      spec,
+    });
+    const u = (name: string, roles: string[]): User => ({
+      apiVersion: API_VERSION,
+      kind: "User",
+      metadata: { name },
+      spec: { roles, traits: { logins: [name] } },
+    });
+    const { setPassword } = await import("../server/auth/passwords.ts");
+    await env.source.apply(
+      role("auditor", { allow: { rules: [{ resources: ["audit", "users"], verbs: ["list"] }] } }),
+    );
+    await env.source.apply(role("needs-key", { options: { require_mfa: true } }));
+    await env.source.apply(u("audra", ["auditor"]));
+    await env.source.apply(u("mona", ["auditor", "needs-key"]));
+    await setPassword(env.backend, "audra", PASSWORD);
+    await setPassword(env.backend, "mona", PASSWORD);
+    expect(await allowedOf("audra")).toEqual(["audit:list", "users:list"]);
+    // A password alone gives mona an enrolment-only session, refused every admin RPC: none.
+    const mona = await callUnary(env.client, "GetSession", {}, userMetadata(await login("mona")));
+    expect(mona).toMatchObject({ scope: "mfa_enrollment", allowed: [] });
   });
 
   it("stores only a hash of the session ID", async () => {

@@ -1,6 +1,7 @@
 // Login, session, logout, cookies, CSRF, input errors and headers: real HTTPS to a proxy backed
 // by a real auth server over gRPC.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { ADMIN_CAPABILITIES } from "../server/auth/authz.ts";
 import { PASSWORD, type ProxyFixture, PUBLIC_ORIGIN, startProxyFixture, USERS } from "./proxy-fixture.ts";
 import { cookieAttributes, cookieHeader, type HttpResponse } from "./proxy-https-client.ts";
 
@@ -163,6 +164,23 @@ describe("session and logout", () => {
       expect(body.roles).toEqual(["access"]);
       expect(Date.parse(body.expires_at)).toBeGreaterThan(Date.now());
     }
+  });
+
+  it("answers the admin capabilities the roles grant: all for an admin, none for an ordinary user", async () => {
+    const consolePages = ["users:list", "roles:list", "tokens:list", "agent_identities:list", "audit:list"];
+    const allowedOf = async (username: string): Promise<string[]> => {
+      const { sessionId } = await login(username);
+      const res = await fx.client.send({
+        path: "/v1/webapi/session",
+        headers: { authorization: `Bearer ${sessionId}` },
+      });
+      expect(res.status, res.text).toBe(200);
+      return (res.json as { allowed: string[] }).allowed;
+    };
+    const admin = await allowedOf(USERS.admin);
+    expect(admin).toEqual(ADMIN_CAPABILITIES.map((c) => c.name));
+    expect(admin).toEqual(expect.arrayContaining(consolePages));
+    expect(await allowedOf(USERS.user)).toEqual([]);
   });
 
   it("anonymous and bogus credentials are 401", async () => {

@@ -96,6 +96,18 @@ export const MFA_ENROLLMENT_RPCS: ReadonlySet<string> = new Set([
   "ListWebAuthnDevices",
 ]);
 
+/**
+ * Every admin capability the table asks for, as "resource:verb" (sorted, distinct). GetSession
+ * answers which of them the caller's roles grant, so the console shows only what may be used.
+ */
+export const ADMIN_CAPABILITIES: readonly { resource: RuleResource; verb: RuleVerb; name: string }[] = [
+  ...new Map(
+    Object.values(AUTHZ_TABLE)
+      .flatMap((a) => (a.admin ? [a.admin] : []))
+      .map((a) => [`${a.resource}:${a.verb}`, { ...a, name: `${a.resource}:${a.verb}` }] as const),
+  ).values(),
+].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+
 /** Inside ListRecordings/GetRecording: who sees every user's recordings ("list" alone: only your own). */
 export const RECORDINGS_ADMIN = { resource: "sessions", verb: "read" } as const;
 

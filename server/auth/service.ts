@@ -46,7 +46,7 @@ import { AdminJoinTokens } from "./admin-join-tokens.ts";
 import { PasswordResets } from "./admin-password-reset.ts";
 import { AdminUsers } from "./admin-users.ts";
 import { checkEmittable, EMIT_LIMITS, EmitRateLimiter } from "./audit-emit.ts";
-import { RECORDINGS_ADMIN } from "./authz.ts";
+import { ADMIN_CAPABILITIES, RECORDINGS_ADMIN } from "./authz.ts";
 import { type Caller, callerLabel, callerOf } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
@@ -364,6 +364,15 @@ export class AuthService {
   }
 
   readonly #getRole = (name: string): Role | undefined => this.#d.source.get("Role", name);
+
+  /** The admin capabilities the session may use now: the interceptor's own decision, per entry. */
+  #allowed(user: Extract<Caller, { kind: "user" }>): string[] {
+    // An enrolment-only session is refused every admin RPC (interceptor.ts), whatever its roles.
+    if (user.sessionScope === "mfa_enrollment") return [];
+    const checker = this.#activeChecker(user.username);
+    if (!checker) return [];
+    return ADMIN_CAPABILITIES.filter((c) => checker.can(c.resource, c.verb)).map((c) => c.name);
+  }
 
   #checkerOrDeny(name: string): AccessChecker {
     const c = this.#activeChecker(name);
@@ -725,6 +734,7 @@ export class AuthService {
         created_unix_ms: user.sessionCreated.getTime(),
         mfa_verified: user.sessionMfa,
         scope: user.sessionScope,
+        allowed: this.#allowed(user),
       };
     }),
 

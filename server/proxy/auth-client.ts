@@ -28,6 +28,8 @@ export interface SessionInfo {
   /** the login passed a second factor */
   mfaVerified: boolean;
   scope: SessionScope;
+  /** The admin capabilities ("resource:verb") the user's roles grant now; a hint for the console. */
+  allowed: string[];
 }
 
 /** A WebAuthn ceremony auth began; the challenge state stays in auth's backend. */

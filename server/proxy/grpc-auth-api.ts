@@ -287,6 +287,7 @@ export class GrpcAuthApi implements AuthApi {
       expires: new Date(s.expires_unix_ms),
       mfaVerified: s.mfa_verified,
       scope: scopeOf(s.scope),
+      allowed: s.allowed,
     };
   }
 

@@ -5515,6 +5515,8 @@ export interface paths {
           };
           content: {
             "application/json": {
+              /** @description the admin capabilities ("resource:verb", e.g. "users:list") the user's roles grant now, as auth's access checker decides them; empty for a mfa_enrollment session. What the console shows: every route still checks on its own */
+              allowed: string[];
               /**
                * Format: date-time
                * @description RFC 3339

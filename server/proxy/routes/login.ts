@@ -95,6 +95,10 @@ const SessionView = Type.Object({
   expires_at: Timestamp,
   mfa_verified: Type.Boolean({ description: "the login passed a second factor (WebAuthn)" }),
   scope: Scope,
+  allowed: Type.Array(Type.String(), {
+    description:
+      'the admin capabilities ("resource:verb", e.g. "users:list") the user\'s roles grant now, as auth\'s access checker decides them; empty for a mfa_enrollment session. What the console shows: every route still checks on its own',
+  }),
 });
 
 function challengeBody(c: WebAuthnLoginChallenge): Static<typeof MfaChallenge> {
@@ -231,6 +235,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
         expires_at: info.expires.toISOString(),
         mfa_verified: info.mfaVerified,
         scope: info.scope,
+        allowed: info.allowed,
       };
     },
   );

@@ -10,6 +10,7 @@ export interface SessionView {
   created_unix_ms?: number | string | Long;
   mfa_verified?: boolean;
   scope?: string;
+  allowed?: string[];
 }
 
 export interface SessionView__Output {
@@ -20,4 +21,5 @@ export interface SessionView__Output {
   created_unix_ms: number;
   mfa_verified: boolean;
   scope: string;
+  allowed: string[];
 }
