@@ -2,7 +2,8 @@
 // embedded platform (`svcd start` in this process: the folder source, auth's resource writer, bots):
 // an admin creates a user whose reset link, opened in a fresh browser, sets the password; creates
 // a join token, copies the agent command and a real `svcd agent` joins with it and shows in the
-// nodes list; reads a role's rules and the bots' lock state; an ordinary user is refused. Every
+// nodes list; reads a role's rules and the bots' lock state; the navigation shows an admin every
+// page and an ordinary user none of the admin ones, which still refuse a direct visit. Every
 // page: screenshots at both sizes, axe, keyboard reach.
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -375,6 +376,27 @@ async function renewBot(address: string, caPems: string[], held: BotCredentials)
   }
 }
 
+/** The shell's navigation entries, once the session (and with it `allowed`) has loaded. */
+async function navLabels(page: Page): Promise<string[]> {
+  await page.locator("#user").waitFor({ state: "visible" });
+  return page.locator('nav[aria-label="Console"] a').allTextContents();
+}
+
+const EVERY_PAGE = ["Nodes", "Recordings", "Audit log", "Users", "Roles", "Join tokens", "Bots", "Account"];
+
+describe("the navigation", () => {
+  it("shows an admin every page", async () => {
+    const { page } = await adminPage();
+    try {
+      await page.goto(`${origin}/web/nodes`);
+      expect(await navLabels(page)).toEqual(EVERY_PAGE);
+      await shoot(page, "shell-admin");
+    } finally {
+      await page.close();
+    }
+  }, 60_000);
+});
+
 describe("an ordinary user", () => {
   it("is refused the admin pages", async () => {
     const { page: adminTab } = await adminPage();
@@ -394,14 +416,19 @@ describe("an ordinary user", () => {
     try {
       await setPasswordWithLink(page, url, NEW_PASSWORD);
       await signIn(page, "plain", NEW_PASSWORD, { origin });
+      // The admin pages are not in the navigation: they would only say "Not allowed".
+      expect(await navLabels(page)).toEqual(["Nodes", "Recordings", "Account"]);
+      await shoot(page, "shell-user");
       for (const [path, banner] of [
         ["/web/users", "#users-error"],
         ["/web/roles", "#roles-error"],
         ["/web/tokens", "#tokens-error"],
         ["/web/bots", "#bots-error"],
       ] as const) {
+        // A direct visit still reaches the page, and the server's refusal shows.
         await page.goto(`${origin}${path}`);
         await expect.poll(() => page.locator(banner).textContent()).toMatch(/^Not allowed/);
+        expect(await navLabels(page)).toEqual(["Nodes", "Recordings", "Account"]);
         expect(await page.locator("table").count()).toBe(0);
         expect(await page.locator("#create-user-open, #create-token-open").count()).toBe(0);
       }

@@ -21,17 +21,26 @@ const Tokens = lazy(() => import("./pages/tokens.tsx"));
 const Bots = lazy(() => import("./pages/bots.tsx"));
 const Account = lazy(() => import("./pages/account.tsx"));
 
-/** The navigation, in this order; every page of the console is reachable from it. */
-export const NAV: Array<{ href: string; label: string }> = [
+/**
+ * The navigation, in this order; every page of the console is reachable from it. `needs` is the
+ * capability (GET /v1/webapi/session's `allowed`) without which the entry is hidden: the page
+ * would only say "Not allowed". Hiding is for clarity; the server still decides every request.
+ */
+export const NAV: Array<{ href: string; label: string; needs?: string }> = [
   { href: "/web/nodes", label: "Nodes" },
   { href: "/web/recordings", label: "Recordings" },
-  { href: "/web/audit", label: "Audit log" },
-  { href: "/web/users", label: "Users" },
-  { href: "/web/roles", label: "Roles" },
-  { href: "/web/tokens", label: "Join tokens" },
-  { href: "/web/bots", label: "Bots" },
+  { href: "/web/audit", label: "Audit log", needs: "audit:list" },
+  { href: "/web/users", label: "Users", needs: "users:list" },
+  { href: "/web/roles", label: "Roles", needs: "roles:list" },
+  { href: "/web/tokens", label: "Join tokens", needs: "tokens:list" },
+  { href: "/web/bots", label: "Bots", needs: "agent_identities:list" },
   { href: "/web/account", label: "Account" },
 ];
+
+/** The entries the session may use; while it loads, only the ones everybody has. */
+export function visibleNav(allowed: readonly string[] | undefined): typeof NAV {
+  return NAV.filter((item) => item.needs === undefined || (allowed?.includes(item.needs) ?? false));
+}
 
 function Redirect(props: { to: string }) {
   const { route } = useLocation();
@@ -114,7 +123,7 @@ function Shell(props: { children: preact.ComponentChildren }) {
         </a>
         <nav aria-label="Console" class="shell-nav">
           <ul>
-            {NAV.map((item) => (
+            {visibleNav(state.session?.allowed).map((item) => (
               <li key={item.href}>
                 <a
                   href={item.href}
