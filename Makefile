@@ -15,7 +15,7 @@ start: deps console
 ## test: everything CI runs: lint, format, types, generated files, unit and integration tests
 test: deps provision console
 	biome ci .
-	tsc -p tsconfig.json --noEmit
+	node node_modules/typescript/bin/tsc -p tsconfig.json --noEmit
 	@mkdir -p .tmp
 	vitest run --reporter=default --reporter=json --outputFile.json=.tmp/vitest.json; status=$$?; \
 	  node scripts/test-summary.ts .tmp/vitest.json || status=1; exit $$status
@@ -41,7 +41,7 @@ lint:
 	biome ci .
 
 typecheck:
-	tsc -p tsconfig.json --noEmit
+	node node_modules/typescript/bin/tsc -p tsconfig.json --noEmit
 
 unit: deps
 	vitest run

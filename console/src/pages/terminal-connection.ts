@@ -49,7 +49,7 @@ export class TerminalConnection {
     return this.#socket;
   }
 
-  send(data: Uint8Array | string): void {
+  send(data: Uint8Array<ArrayBuffer> | string): void {
     if (this.#socket?.readyState === WebSocket.OPEN) this.#socket.send(data);
   }
 
