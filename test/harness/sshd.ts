@@ -53,7 +53,12 @@ async function waitListening(
   child: ChildProcess,
   out: { text: string },
   timeoutMs: number,
+  ports: readonly number[],
 ): Promise<boolean> {
+  // sshd logs one "Server listening" line per bound port, in an order of its own: with extra
+  // `Port` lines, the first line does not mean the port a test dials is bound yet.
+  const listening = (): boolean =>
+    ports.every((p) => new RegExp(`Server listening on \\S+ port ${p}\\.`).test(out.text));
   return new Promise((resolve) => {
     const done = (ok: boolean): void => {
       clearTimeout(timer);
@@ -62,7 +67,8 @@ async function waitListening(
       resolve(ok);
     };
     const onData = (): void => {
-      if (/Server listening on/.test(out.text)) done(true);
+      if (listening()) done(true);
+      else if (/Bind to port \d+ .*failed/.test(out.text)) done(false);
     };
     const onExit = (): void => done(false);
     const timer = setTimeout(() => done(false), timeoutMs);
@@ -140,7 +146,8 @@ export async function startSshd(opts: SshdOptions = {}): Promise<RunningSshd> {
       child.on("error", (err) => {
         out.text += `\nspawn error: ${err.message}`;
       });
-      if (await waitListening(child, out, 30_000)) {
+      const ports = [port, ...head.flatMap((l) => /^\s*Port\s+(\d+)\s*$/i.exec(l)?.[1] ?? []).map(Number)];
+      if (await waitListening(child, out, 30_000, ports)) {
         return {
           host: "127.0.0.1",
           port,
