@@ -360,6 +360,10 @@ import type {
   TraitValues__Output as _svc_v1_TraitValues__Output,
 } from "./svc/v1/TraitValues.ts";
 import type {
+  TunnelLocation as _svc_v1_TunnelLocation,
+  TunnelLocation__Output as _svc_v1_TunnelLocation__Output,
+} from "./svc/v1/TunnelLocation.ts";
+import type {
   UploadRecordingRequest as _svc_v1_UploadRecordingRequest,
   UploadRecordingRequest__Output as _svc_v1_UploadRecordingRequest__Output,
 } from "./svc/v1/UploadRecordingRequest.ts";
@@ -678,6 +682,7 @@ export interface ProtoGrpcType {
       SessionView: MessageTypeDefinition<_svc_v1_SessionView, _svc_v1_SessionView__Output>;
       SignedStsRequest: MessageTypeDefinition<_svc_v1_SignedStsRequest, _svc_v1_SignedStsRequest__Output>;
       TraitValues: MessageTypeDefinition<_svc_v1_TraitValues, _svc_v1_TraitValues__Output>;
+      TunnelLocation: MessageTypeDefinition<_svc_v1_TunnelLocation, _svc_v1_TunnelLocation__Output>;
       UploadRecordingRequest: MessageTypeDefinition<
         _svc_v1_UploadRecordingRequest,
         _svc_v1_UploadRecordingRequest__Output

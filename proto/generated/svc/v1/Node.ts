@@ -1,5 +1,9 @@
 // Original file: svc/v1/auth.proto
 
+import type {
+  TunnelLocation as _svc_v1_TunnelLocation,
+  TunnelLocation__Output as _svc_v1_TunnelLocation__Output,
+} from "../../svc/v1/TunnelLocation.ts";
 import type { Long } from "@grpc/proto-loader";
 
 export interface Node {
@@ -11,6 +15,7 @@ export interface Node {
   last_heartbeat_unix_ms?: number | string | Long;
   version?: string;
   logins?: string[];
+  tunnel?: _svc_v1_TunnelLocation | null;
 }
 
 export interface Node__Output {
@@ -22,4 +27,5 @@ export interface Node__Output {
   last_heartbeat_unix_ms: number;
   version: string;
   logins: string[];
+  tunnel: _svc_v1_TunnelLocation__Output | null;
 }
