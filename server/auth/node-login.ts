@@ -7,6 +7,7 @@ import { AccessDeniedError, BadParameterError, NotFoundError } from "../../core/
 import type { AccessChecker } from "../../core/rbac/access-checker.ts";
 import type { AuthorizeNodeLoginRequest__Output } from "../../proto/generated/svc/v1/AuthorizeNodeLoginRequest.ts";
 import type { Node } from "../../proto/generated/svc/v1/Node.ts";
+import { nodeView } from "./node-query.ts";
 import type { NodeRecord } from "./nodes.ts";
 
 export function authorizeNodeLogin(
@@ -24,13 +25,6 @@ export function authorizeNodeLogin(
       `login ${JSON.stringify(req.login)} is not allowed on this node: ${decision.reason}`,
     );
   }
-  return {
-    id: node.id,
-    hostname: node.hostname,
-    addresses: node.addresses,
-    labels: node.labels,
-    status: node.online ? "online" : "offline",
-    last_heartbeat_unix_ms: node.lastHeartbeat.getTime(),
-    version: node.version,
-  };
+  // The node's view as listed (with its tunnel location: the proxy relays there).
+  return nodeView(node);
 }

@@ -69,6 +69,7 @@ export function nodeView(n: NodeRecord, logins?: string[]): Node {
     last_heartbeat_unix_ms: n.lastHeartbeat.getTime(),
     version: n.version,
     logins: logins ?? [],
+    ...(n.tunnel ? { tunnel: { proxy_id: n.tunnel.proxyId, peer_addr: n.tunnel.peerAddr } } : {}),
   };
 }
 

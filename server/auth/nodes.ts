@@ -19,6 +19,15 @@ export interface NodeRecord {
   version: string;
   lastHeartbeat: Date;
   online: boolean;
+  /** the proxy holding the node's reverse tunnel, as the agent last reported it */
+  tunnel?: TunnelLocation;
+}
+
+/** Where a node's reverse tunnel ends (the agent's claim; see docs/tunnels.md). */
+export interface TunnelLocation {
+  proxyId: string;
+  /** host:port other proxy replicas dial to relay into that tunnel */
+  peerAddr: string;
 }
 
 export interface HeartbeatInput {
@@ -26,6 +35,7 @@ export interface HeartbeatInput {
   addresses: string[];
   labels: Record<string, string>;
   version: string;
+  tunnel?: TunnelLocation;
 }
 
 export function checkHeartbeat(h: HeartbeatInput): void {
@@ -41,6 +51,12 @@ export function checkHeartbeat(h: HeartbeatInput): void {
       throw new BadParameterError(`label ${JSON.stringify(k.slice(0, 64))} is invalid`);
   }
   if (h.version.length > 64) throw new BadParameterError("version is too long");
+  if (h.tunnel) {
+    if (!/^[A-Za-z0-9._-]{1,253}$/.test(h.tunnel.proxyId))
+      throw new BadParameterError("tunnel proxy id is invalid");
+    if (h.tunnel.peerAddr.length > 300 || !/^[^\s/]+:\d{1,5}$/.test(h.tunnel.peerAddr))
+      throw new BadParameterError("tunnel peer address must be host:port");
+  }
 }
 
 export class NodeStore {
@@ -67,6 +83,7 @@ export class NodeStore {
       labels: h.labels,
       version: h.version,
       last: this.#clock.now().toISOString(),
+      ...(h.tunnel ? { tunnel: { proxy_id: h.tunnel.proxyId, peer_addr: h.tunnel.peerAddr } } : {}),
     };
     await this.#backend.put(NODE_PREFIX + encodeURIComponent(agentId), value, { ttlMs: NODE_RECORD_TTL_MS });
   }
@@ -97,6 +114,7 @@ export class NodeStore {
 
   #record(v: JsonObject, now: number): NodeRecord {
     const last = new Date(String(v["last"]));
+    const tunnel = v["tunnel"] as { proxy_id?: string; peer_addr?: string } | undefined;
     return {
       id: String(v["id"]),
       hostname: String(v["hostname"]),
@@ -105,6 +123,9 @@ export class NodeStore {
       version: String(v["version"] ?? ""),
       lastHeartbeat: last,
       online: now - last.getTime() < 3 * this.#intervalSeconds * 1000,
+      ...(tunnel?.proxy_id && tunnel.peer_addr
+        ? { tunnel: { proxyId: tunnel.proxy_id, peerAddr: tunnel.peer_addr } }
+        : {}),
     };
   }
 }

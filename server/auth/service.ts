@@ -851,6 +851,9 @@ export class AuthService {
         addresses: req.addresses,
         labels,
         version: req.version,
+        ...(req.tunnel?.proxy_id || req.tunnel?.peer_addr
+          ? { tunnel: { proxyId: req.tunnel.proxy_id, peerAddr: req.tunnel.peer_addr } }
+          : {}),
       });
       // DeleteNode may have run since the checks above: a removed node must not be listed again.
       if (await this.#d.agentJoin?.forgetIfRemoved(caller.agentId))

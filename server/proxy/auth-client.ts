@@ -77,6 +77,24 @@ export interface NodeInfo {
   version: string;
   /** the logins the caller's roles allow on this node (when asked for) */
   logins?: string[];
+  /**
+   * The proxy replica holding the node's reverse tunnel (the agent's claim). Another replica
+   * relays through it (server/proxy/peering/); the host certificate is still checked end to end.
+   */
+  tunnel?: TunnelLocation;
+}
+
+export interface TunnelLocation {
+  proxyId: string;
+  /** host:port other replicas dial (TLS, ALPN svc-peer) */
+  peerAddr: string;
+}
+
+/** The wire form (proto TunnelLocation) to NodeInfo's; absent or empty: no tunnel. */
+export function tunnelLocationOf(
+  t: { proxy_id?: string; peer_addr?: string } | null | undefined,
+): { tunnel: TunnelLocation } | Record<string, never> {
+  return t?.proxy_id && t.peer_addr ? { tunnel: { proxyId: t.proxy_id, peerAddr: t.peer_addr } } : {};
 }
 
 /** ListNodes' filters and page (docs/web-api.md); auth applies them. */

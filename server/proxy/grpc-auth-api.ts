@@ -70,6 +70,7 @@ import type {
   WebAuthnLoginResult,
   WebAuthnRegistrationChallenge,
 } from "./auth-client.ts";
+import { tunnelLocationOf } from "./auth-client.ts";
 
 export interface GrpcAuthApiOptions {
   /** host:port of auth */
@@ -495,6 +496,7 @@ export class GrpcAuthApi implements AuthApi {
         lastHeartbeat: dateOf(n.last_heartbeat_unix_ms),
         version: n.version,
         logins: n.logins,
+        ...tunnelLocationOf(n.tunnel),
       })),
       nextKey: res.next_key,
       totalCount: res.total_count,

@@ -12,7 +12,7 @@ import {
   fromGrpcError,
   userMetadata,
 } from "../auth/client.ts";
-import type { NodeInfo, RecordingInfo } from "./auth-client.ts";
+import { type NodeInfo, type RecordingInfo, tunnelLocationOf } from "./auth-client.ts";
 
 export interface UserCertificate {
   /** OpenSSH certificate line for the public key that was sent */
@@ -89,6 +89,7 @@ export class GrpcTerminalAuthApi implements TerminalAuthApi {
       status: n.status ?? "",
       ...(last > 0 ? { lastHeartbeat: new Date(last) } : {}),
       version: n.version ?? "",
+      ...tunnelLocationOf(n.tunnel),
     };
   }
 
