@@ -1,6 +1,9 @@
 // `svcctl tokens add|ls|rm` (node join tokens) and `svcctl agent-identities add|ls|rm` (bots).
 // Secrets are printed once with the command that uses them and the host CA pin to verify auth.
+// The command names the proxy's public address (--proxy), which nodes and bots can reach from
+// outside the cluster, whenever that proxy routes gRPC to auth; else auth's address as before.
 import { caPin } from "../server/agent/ca-pin.ts";
+import { authRouteViaProxy } from "../server/auth/via-proxy.ts";
 import { type AdminConnection, withAdmin } from "./auth-grpc.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 import { formatLabels, printJson, printTable } from "./output.ts";
@@ -20,8 +23,22 @@ export function parseLabelList(text: string): Record<string, string> {
 
 const iso = (ms: number | string): string => (Number(ms) > 0 ? new Date(Number(ms)).toISOString() : "");
 
-function agentCommand(c: AdminConnection, token: string, pin: string): string {
-  return `svcd agent --auth ${c.authAddress} --ca-pin ${pin} --token ${token} --data-dir /var/lib/svc-agent`;
+/**
+ * "--proxy <addr>" when the connection went through a proxy or the profile's proxy routes to auth
+ * (its ping says so); "--auth <addr>" when auth is only known directly.
+ */
+async function targetFlag(c: AdminConnection): Promise<string> {
+  if (c.proxyAddress) return `--proxy ${c.proxyAddress}`;
+  const proxy = c.profile.proxy;
+  const routes = await authRouteViaProxy(proxy, { timeoutMs: 5_000 }).then(
+    () => true,
+    () => false,
+  );
+  return routes ? `--proxy ${proxy}` : `--auth ${c.authAddress}`;
+}
+
+function agentCommand(target: string, token: string, pin: string): string {
+  return `svcd agent ${target} --ca-pin ${pin} --token ${token} --data-dir /var/lib/svc-agent`;
 }
 
 export async function tokensAdd(
@@ -34,7 +51,7 @@ export async function tokensAdd(
       node_labels: o.labels ? parseLabelList(o.labels) : {},
     });
     const pin = caPin(c.caPem);
-    const command = agentCommand(c, r.token, pin);
+    const command = agentCommand(await targetFlag(c), r.token, pin);
     if (o.json) {
       printJson({
         name: r.info?.name ?? "",
@@ -160,7 +177,7 @@ export async function agentIdentitiesAdd(
       allow_workload_svids: o.allowWorkloadSvids === true,
     });
     const pin = caPin(c.caPem);
-    const command = `svcd bot --auth ${c.authAddress} --ca-pin ${pin} --token ${r.token} --out /var/lib/svc-bot/${name}`;
+    const command = `svcd bot ${await targetFlag(c)} --ca-pin ${pin} --token ${r.token} --out /var/lib/svc-bot/${name}`;
     if (o.json) {
       printJson({
         name,

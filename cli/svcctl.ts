@@ -23,7 +23,13 @@ export function svcctlProgram(): Command {
     .version(CLIENT_VERSION, "-v, --version")
     .option(
       "--auth <host:port>",
-      "auth gRPC address (default: $SVC_AUTH_ADDR, the profile's, else 127.0.0.1:3025)",
+      "auth gRPC address, reached directly (default: $SVC_AUTH_ADDR, the profile's, else through the profile's proxy)",
+    )
+    .addOption(
+      new Option(
+        "--proxy <host:port>",
+        "the proxy's public address: auth is reached through it (default: the profile's proxy)",
+      ).conflicts("auth"),
     )
     .option("--ca <file>", "host CA PEM to verify auth with (default: the profile's)")
     .showHelpAfterError()

@@ -1,14 +1,15 @@
 // svcd: the single daemon entry point. `svcd start` runs auth and proxy in one process on the
 // embedded default; each other subcommand runs one role. Only roles that exist are registered,
 // so --help never lists a command that cannot run.
-import { Command, CommanderError } from "commander";
+import { Command, CommanderError, Option } from "commander";
 import { isSvcError } from "../core/errors.ts";
 import { registerOperatorCommand } from "../operator/cli.ts";
 import { untilSignal } from "./signals.ts";
 import { SERVER_VERSION } from "./version.ts";
 
 interface BotFlags {
-  auth: string;
+  auth?: string;
+  proxy?: string;
   token?: string;
   caPin?: string;
   caFile?: string;
@@ -17,7 +18,8 @@ interface BotFlags {
 }
 
 interface AgentFlags {
-  auth: string;
+  auth?: string;
+  proxy?: string;
   authServerName?: string;
   caPin?: string;
   caFile?: string;
@@ -28,6 +30,15 @@ interface AgentFlags {
   labels?: string;
   hostname?: string;
 }
+
+// Agents, bots and agentless registration reach auth one of two ways (server/agent/auth-target.ts).
+const proxyOption = () =>
+  new Option(
+    "--proxy <host:port>",
+    "the proxy's public address: auth is reached through it (its ping names auth's TLS name)",
+  ).conflicts(["auth", "authServerName"]);
+const authOption = (also: string) =>
+  new Option("--auth <host:port>", `auth gRPC address, reached directly (instead of --proxy${also})`);
 
 const program = new Command("svcd")
   .description("svc platform daemon: auth, proxy and the node/bot/operator roles")
@@ -82,7 +93,8 @@ program
 program
   .command("agent")
   .description("run the node agent: join once with a token, then serve SSH with a host certificate")
-  .requiredOption("--auth <host:port>", "auth gRPC address")
+  .addOption(proxyOption())
+  .addOption(authOption("; a joined agent reuses the one it last used"))
   .option("--auth-server-name <name>", "TLS name to expect on auth's certificate")
   .option("--ca-pin <sha256:hex>", "pin of the cluster's host CA (printed by `svcctl tokens add`)")
   .option("--ca-file <file>", "the cluster's host CA certificate (instead of --ca-pin)")
@@ -98,7 +110,8 @@ program
       import("./logger.ts"),
     ]);
     const agent = await runAgent({
-      authAddress: opts.auth,
+      ...(opts.auth ? { authAddress: opts.auth } : {}),
+      ...(opts.proxy ? { proxyAddress: opts.proxy } : {}),
       dataDir: opts.dataDir,
       listen: opts.listen,
       logger: createLogger({ name: "svcd-agent" }),
@@ -122,7 +135,8 @@ program
   .description(
     "register a plain OpenSSH sshd as a node (once, with a join token) and write the sshd_config lines it needs",
   )
-  .requiredOption("--auth <host:port>", "auth gRPC address")
+  .addOption(proxyOption())
+  .addOption(authOption(""))
   .option("--auth-server-name <name>", "TLS name to expect on auth's certificate")
   .option("--ca-pin <sha256:hex>", "pin of the cluster's host CA (printed by `svcctl tokens add`)")
   .option("--ca-file <file>", "the cluster's host CA certificate (instead of --ca-pin)")
@@ -134,7 +148,8 @@ program
   .requiredOption("--out <dir>", "folder for the host certificate, the user CA and sshd_config.svc")
   .action(
     async (opts: {
-      auth: string;
+      auth?: string;
+      proxy?: string;
       authServerName?: string;
       caPin?: string;
       caFile?: string;
@@ -150,7 +165,8 @@ program
         import("./agent/main.ts"),
       ]);
       const reg = await registerAgentlessNode({
-        authAddress: opts.auth,
+        ...(opts.auth ? { authAddress: opts.auth } : {}),
+        ...(opts.proxy ? { proxyAddress: opts.proxy } : {}),
         token: opts.token,
         hostname: opts.hostname,
         address: opts.address,
@@ -170,7 +186,8 @@ program
 program
   .command("bot")
   .description("run a bot: redeem a one-time bootstrap token, then keep its SSH and X.509 credentials fresh")
-  .requiredOption("--auth <host:port>", "auth gRPC address")
+  .addOption(proxyOption())
+  .addOption(authOption(""))
   .option("--token <name.secret>", "one-time bootstrap token (first start only)")
   .option("--ca-pin <sha256:hex>", "pin of the cluster's host CA (printed by `svcctl agent-identities add`)")
   .option("--ca-file <file>", "the cluster's host CA certificate (instead of --ca-pin)")
@@ -184,7 +201,8 @@ program
     const stop = new AbortController();
     void untilSignal().then(() => stop.abort());
     await runBot({
-      authAddress: opts.auth,
+      ...(opts.auth ? { authAddress: opts.auth } : {}),
+      ...(opts.proxy ? { proxyAddress: opts.proxy } : {}),
       outDir: opts.out,
       logger: createLogger({ name: "svcd-bot" }),
       signal: stop.signal,

@@ -14,11 +14,15 @@ import { join } from "node:path";
 import { parseSshPublicKey } from "../../core/certs/ssh-keys.ts";
 import { BadParameterError } from "../../core/errors.ts";
 import { callUnary, createAuthClient } from "../auth/client.ts";
+import { authRouteOf } from "./auth-target.ts";
 import { firstContactCa } from "./join.ts";
 
 export interface AgentlessRegistrationOptions {
-  authAddress: string;
+  /** auth's gRPC "host:port", or proxyAddress (auth-target.ts) */
+  authAddress?: string;
   authServerName?: string;
+  /** the proxy's public "host:port": auth is reached through it */
+  proxyAddress?: string;
   caPin?: string;
   caFile?: string;
   token: string;
@@ -46,11 +50,20 @@ export interface AgentlessRegistration {
 export async function registerAgentlessNode(o: AgentlessRegistrationOptions): Promise<AgentlessRegistration> {
   const hostKey = (await readFile(o.hostPublicKeyFile, "utf8")).trim();
   parseSshPublicKey(hostKey);
-  const caPems = await firstContactCa(o);
+  const route = await authRouteOf(o);
+  const via = {
+    authAddress: route.address,
+    ...(route.serverName ? { authServerName: route.serverName } : {}),
+  };
+  const caPems = await firstContactCa({
+    ...via,
+    ...(o.caPin ? { caPin: o.caPin } : {}),
+    ...(o.caFile ? { caFile: o.caFile } : {}),
+  });
   const client = createAuthClient({
-    address: o.authAddress,
+    address: route.address,
     caPems,
-    ...(o.authServerName ? { serverName: o.authServerName } : {}),
+    ...(route.serverName ? { serverName: route.serverName } : {}),
   });
   try {
     const res = await callUnary(client, "RegisterAgent", {

@@ -23,6 +23,10 @@ export interface AgentIdentity {
   userCaSshPublicKeys: string[];
   /** labels given at join; heartbeats use them when the agent is started without labels */
   labels?: Record<string, string>;
+  /** how the agent last reached auth (auth-target.ts), so a restart needs no --proxy / --auth */
+  proxyAddress?: string;
+  authAddress?: string;
+  authServerName?: string;
 }
 
 export const IDENTITY_FILE = "agent-identity.json";
@@ -43,7 +47,10 @@ function checkIdentity(v: unknown): AgentIdentity {
     o?.version !== 1 ||
     strings.some((k) => typeof o[k] !== "string" || o[k] === "") ||
     !Array.isArray(o.hostCaPems) ||
-    !Array.isArray(o.userCaSshPublicKeys)
+    !Array.isArray(o.userCaSshPublicKeys) ||
+    (["proxyAddress", "authAddress", "authServerName"] as const).some(
+      (k) => o[k] !== undefined && typeof o[k] !== "string",
+    )
   ) {
     throw new BadParameterError(`${IDENTITY_FILE} is damaged: remove it and join again with a new token`);
   }

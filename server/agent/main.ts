@@ -11,8 +11,10 @@ import { parseOpenSshPrivateKey } from "../../core/certs/ssh-keys.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { BadParameterError, hasCode } from "../../core/errors.ts";
 import { type AuthServiceClient, agentMetadata, callUnary, createAuthClient } from "../auth/client.ts";
+import type { AuthRoute } from "../auth/via-proxy.ts";
 import { SERVER_VERSION } from "../version.ts";
 import { auditRequestOf, userOfKeyId } from "./audit.ts";
+import { agentAuthRoute, sameStoredRoute, storedRouteOf } from "./auth-target.ts";
 import { IDENTITY_FILE, loadIdentity, saveIdentity } from "./identity.ts";
 import { joinCluster } from "./join.ts";
 import { SessionRecorder } from "./recorder.ts";
@@ -20,10 +22,12 @@ import { AgentSshServer, type AgentSshServerOptions, type SessionSink } from "./
 import { uploadAndRemove, uploadPending } from "./upload.ts";
 
 export interface AgentOptions {
-  /** auth's gRPC address, "host:port" */
-  authAddress: string;
-  /** TLS name in auth's certificate when it differs from the address host */
+  /** auth's gRPC address, "host:port" (or proxyAddress; neither: the route stored at join) */
+  authAddress?: string;
+  /** TLS name in auth's certificate when it differs from the address host (with authAddress) */
   authServerName?: string;
+  /** the proxy's public "host:port": auth is reached through it (auth-target.ts) */
+  proxyAddress?: string;
   /** first join only: "sha256:<hex>" pin of the host CA (printed with the token) */
   caPin?: string;
   /** first join only: PEM file of the host CA (instead of a pin) */
@@ -58,6 +62,8 @@ export interface RunningAgent {
   ssh: { host: string; port: number };
   /** what auth was told to dial */
   addresses: string[];
+  /** how this agent reaches auth (directly, or through the proxy's public port) */
+  authRoute: AuthRoute;
   /** true when this start redeemed a token */
   joined: boolean;
   /** sends one heartbeat now (also refreshes the user CA keys) */
@@ -130,6 +136,16 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   const log = opts.logger;
   const clock = opts.clock ?? systemClock;
   const listen = splitHostPort(opts.listen ?? "0.0.0.0:3022", "listen");
+  let identity = await loadIdentity(opts.dataDir);
+  const route = await agentAuthRoute(
+    {
+      ...(opts.authAddress ? { authAddress: opts.authAddress } : {}),
+      ...(opts.authServerName ? { authServerName: opts.authServerName } : {}),
+      ...(opts.proxyAddress ? { proxyAddress: opts.proxyAddress } : {}),
+    },
+    identity,
+    log,
+  );
   // The advertised address must carry the real port before the join, so port 0 is resolved first.
   if (listen.port === 0) listen.port = await freePort(listen.host);
   const addresses = [opts.advertiseAddress ?? joinHostPort(listen.host, listen.port)];
@@ -139,20 +155,19 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   let unresolved = opts.advertiseAddress === undefined && UNSPECIFIED_HOSTS.has(listen.host);
   const resolveAdvertised = async (): Promise<void> => {
     if (!unresolved) return;
-    const ip = await localIpToward(opts.authAddress);
+    const ip = await localIpToward(route.address);
     if (ip === undefined) return;
     addresses[0] = joinHostPort(ip, listen.port);
     unresolved = false;
   };
   await resolveAdvertised();
 
-  let identity = await loadIdentity(opts.dataDir);
   let joined = false;
   if (!identity) {
     if (!opts.token) throw new BadParameterError("this agent has not joined yet: a join token is required");
     identity = await joinCluster({
-      authAddress: opts.authAddress,
-      ...(opts.authServerName ? { authServerName: opts.authServerName } : {}),
+      authAddress: route.address,
+      ...(route.serverName ? { authServerName: route.serverName } : {}),
       ...(opts.caPin ? { caPin: opts.caPin } : {}),
       ...(opts.caFile ? { caFile: opts.caFile } : {}),
       token: opts.token,
@@ -160,6 +175,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
       addresses,
       labels: opts.labels ?? {},
     });
+    identity = { ...identity, ...storedRouteOf(route) };
     await saveIdentity(opts.dataDir, identity);
     joined = true;
     log.info({ agentId: identity.agentId, hostname: identity.hostname }, "joined the cluster");
@@ -169,16 +185,22 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
       "hostname option ignored: an agent keeps the hostname it joined with",
     );
   }
+  if (!joined && !sameStoredRoute(storedRouteOf(route), identity)) {
+    // A flag named another way to auth (or the proxy's auth name changed): remember it.
+    const { proxyAddress: _p, authAddress: _a, authServerName: _n, ...rest } = identity;
+    identity = { ...rest, ...storedRouteOf(route) };
+    await saveIdentity(opts.dataDir, identity);
+  }
   const id = identity;
   const node = { id: id.agentId, hostname: id.hostname };
   const labels = opts.labels ?? id.labels ?? {};
 
   const client: AuthServiceClient = createAuthClient({
-    address: opts.authAddress,
+    address: route.address,
     caPems: id.hostCaPems,
     certPem: id.tlsCertificatePem,
     keyPem: id.tlsKeyPem,
-    ...(opts.authServerName ? { serverName: opts.authServerName } : {}),
+    ...(route.serverName ? { serverName: route.serverName } : {}),
   });
   const md = () => agentMetadata(id.agentId);
   let userCaKeys = id.userCaSshPublicKeys;
@@ -319,6 +341,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     hostname: id.hostname,
     ssh: bound,
     addresses,
+    authRoute: route,
     joined,
     heartbeat,
     async close() {

@@ -14,8 +14,10 @@ import { type Clock, systemClock } from "../../core/clock.ts";
 import { BadParameterError, isSvcError, type SvcError } from "../../core/errors.ts";
 import { backoffDelayMs, renewalDelayMs } from "../../core/identity/schedule.ts";
 import type { AgentIdentityCredentials__Output } from "../../proto/generated/svc/v1/AgentIdentityCredentials.ts";
+import { authRouteOf } from "../agent/auth-target.ts";
 import { firstContactCa } from "../agent/join.ts";
 import { agentMetadata, callUnary, createAuthClient } from "../auth/client.ts";
+import type { AuthRoute } from "../auth/via-proxy.ts";
 import {
   type BotKeys,
   type BotStateFile,
@@ -33,8 +35,10 @@ export interface BotLogger {
 }
 
 export interface BotOptions {
-  /** "host:port" of auth */
-  authAddress: string;
+  /** "host:port" of auth (or proxyAddress) */
+  authAddress?: string;
+  /** the proxy's public "host:port": auth is reached through it (server/agent/auth-target.ts) */
+  proxyAddress?: string;
   /**
    * First contact only (later the folder holds the host CA): how to trust auth, one of the host
    * CA PEM(s), a "sha256:<hex>" pin of the host CA, or a PEM file.
@@ -42,7 +46,7 @@ export interface BotOptions {
   hostCaPems?: readonly string[];
   caPin?: string;
   caFile?: string;
-  /** TLS name in auth's certificate when it differs from the address host */
+  /** TLS name in auth's certificate when it differs from the address host (with authAddress) */
   serverName?: string;
   /** bootstrap token "<name>.<secret>"; not needed when the folder already holds a bot */
   token?: string;
@@ -102,17 +106,38 @@ function freshKeys(name: string): BotKeys {
 class Bot {
   readonly #o: BotOptions;
   readonly #clock: Clock;
+  #route: AuthRoute | undefined;
 
   constructor(o: BotOptions) {
     this.#o = o;
     this.#clock = o.clock ?? systemClock;
   }
 
-  #client(caPems: readonly string[], tls?: { certPem: string; keyPem: string }) {
+  /** Learned once per run (through the proxy: one ping, retried with the calls while it fails). */
+  async #authRoute(): Promise<AuthRoute> {
+    if (this.#route) return this.#route;
+    const o = this.#o;
+    try {
+      this.#route = await authRouteOf({
+        ...(o.authAddress ? { authAddress: o.authAddress } : {}),
+        ...(o.serverName ? { authServerName: o.serverName } : {}),
+        ...(o.proxyAddress ? { proxyAddress: o.proxyAddress } : {}),
+      });
+    } catch (err) {
+      // A proxy that answers but does not route to auth will not start to by retrying.
+      if (isSvcError(err) && err.code === "precondition_failed")
+        throw new BadParameterError(err.message, { cause: err });
+      throw err;
+    }
+    return this.#route;
+  }
+
+  async #client(caPems: readonly string[], tls?: { certPem: string; keyPem: string }) {
+    const route = await this.#authRoute();
     return createAuthClient({
-      address: this.#o.authAddress,
+      address: route.address,
       caPems,
-      ...(this.#o.serverName ? { serverName: this.#o.serverName } : {}),
+      ...(route.serverName ? { serverName: route.serverName } : {}),
       ...(tls ?? {}),
     });
   }
@@ -155,9 +180,10 @@ class Bot {
   async #firstContactCa(): Promise<string[]> {
     const o = this.#o;
     if (o.hostCaPems && o.hostCaPems.length > 0) return [...o.hostCaPems];
+    const route = await this.#authRoute();
     return firstContactCa({
-      authAddress: o.authAddress,
-      ...(o.serverName ? { authServerName: o.serverName } : {}),
+      authAddress: route.address,
+      ...(route.serverName ? { authServerName: route.serverName } : {}),
       ...(o.caPin ? { caPin: o.caPin } : {}),
       ...(o.caFile ? { caFile: o.caFile } : {}),
     });
@@ -169,7 +195,7 @@ class Bot {
       throw new BadParameterError("no bot credentials in the folder yet: a bootstrap token is required");
     const caPems = await this.#firstContactCa();
     const keys = freshKeys("bootstrap");
-    const client = this.#client(caPems);
+    const client = await this.#client(caPems);
     try {
       const creds = await callUnary(
         client,
@@ -196,7 +222,7 @@ class Bot {
 
   async renew(state: BotStateFile & { pendingKeys: BotKeys }): Promise<BotStateFile> {
     const keys = state.pendingKeys;
-    const client = this.#client(state.hostCaPems, {
+    const client = await this.#client(state.hostCaPems, {
       certPem: state.tlsCertificatePem,
       keyPem: state.tlsKeyPem,
     });
