@@ -114,6 +114,13 @@ export const ConfigSchema = Type.Object(
         /** `svcd proxy`: folder holding the identity auth issued (the mounted Secret). */
         identity_dir: Type.Optional(Type.String({ minLength: 1 })),
         /**
+         * host:port other proxy replicas dial to relay into the reverse tunnels this replica holds
+         * (ALPN svc-peer on the public port, docs/tunnels.md "Several proxies"). Default: the
+         * listen address (its host when it is not 0.0.0.0/::, else this machine's name). In the
+         * chart: the Pod IP, from the downward API.
+         */
+        peer_addr: Type.Optional(HostPort),
+        /**
          * `svcd proxy` with a Kubernetes source: the Secret identity_dir is mounted from. Until the
          * kubelet mounts it (it refreshes Secret volumes only every minute or so), the proxy reads
          * it through the API, so a fresh install serves as soon as auth has written it.
