@@ -100,6 +100,23 @@ describe("charts/svc values and templates", () => {
     );
   });
 
+  it("tells each proxy Pod its own peer host (the Pod IP by default) for relaying to its tunnels", async () => {
+    const env = container(defaults, "svc-proxy").env ?? [];
+    expect(env.find((e) => e.name === "SVC_PROXY_PEER_HOST")).toEqual({
+      name: "SVC_PROXY_PEER_HOST",
+      valueFrom: { fieldRef: { fieldPath: "status.podIP" } },
+    });
+    // Per Pod: never in the shared config.
+    expect(configOf(defaults).proxy.peer_addr).toBeUndefined();
+    const named = await render(["-f", ci("default"), "--set", "proxy.peerHost=$(POD_NAME).peers.svc"]);
+    const namedEnv = container(named, "svc-proxy").env ?? [];
+    expect(namedEnv.find((e) => e.name === "SVC_PROXY_PEER_HOST")?.value).toBe("$(POD_NAME).peers.svc");
+    // Kubernetes expands $(POD_NAME) only from variables defined before it.
+    expect(namedEnv.findIndex((e) => e.name === "POD_NAME")).toBeLessThan(
+      namedEnv.findIndex((e) => e.name === "SVC_PROXY_PEER_HOST"),
+    );
+  });
+
   it("sends trustDomain (default clusterName) to auth's config and the operator alike", async () => {
     expect(container(defaults, "svc-operator").args).toContain("--trust-domain=svc");
     expect(configOf(all).trust_domain).toBe("svc.example.com");
