@@ -1,6 +1,7 @@
 // Certificate login with ssh2 (patched, see docs/ssh2-patch.md): the one way our proxy and CLI
 // open SSH connections to nodes. Errors come back typed; nothing secret is put in a message.
 import type { KeyObject } from "node:crypto";
+import type { Duplex } from "node:stream";
 import ssh2, { type PublicKeyAuthMethod, type ServerHostKeyAlgorithm } from "ssh2";
 import { parseSshCertificate } from "../certs/ssh-cert.ts";
 import { sshPublicKeyBlob } from "../certs/ssh-keys.ts";
@@ -9,8 +10,14 @@ import { ssh2PrivateKey } from "./ssh2-key.ts";
 import { HOST_CERT_ALGORITHMS } from "./ssh2-patch-types.ts";
 
 export interface CertificateLoginOptions {
+  /** where to dial; ignored with `sock` (then only a label in errors) */
   host: string;
   port: number;
+  /**
+   * A byte stream already open to the SSH server (a reverse tunnel, a WebSocket relay): used
+   * instead of dialing host:port. Ended with the connection.
+   */
+  sock?: Duplex;
   username: string;
   /** the key the certificate certifies: a KeyObject or a PEM (OpenSSH, PKCS#8, PKCS#1, SEC1) */
   privateKey: KeyObject | string;
@@ -85,8 +92,7 @@ export async function connectWithCertificate(opts: CertificateLoginOptions): Pro
     client.on("error", onError);
     client.once("close", () => fail(new UnavailableError("SSH connection closed before it was ready")));
     client.connect({
-      host: opts.host,
-      port: opts.port,
+      ...(opts.sock ? { sock: opts.sock } : { host: opts.host, port: opts.port }),
       username: opts.username,
       readyTimeout: opts.timeoutMs ?? 20_000,
       keepaliveInterval: opts.keepaliveIntervalMs ?? 15_000,

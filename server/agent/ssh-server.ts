@@ -7,6 +7,8 @@
 
 import type { KeyObject } from "node:crypto";
 import { randomUUID } from "node:crypto";
+import type { Socket } from "node:net";
+import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import ssh2, { type AuthContext, type Connection, type ServerChannel, type Session } from "ssh2";
 import type { ParsedSshCertificate } from "../../core/certs/ssh-cert.ts";
@@ -155,9 +157,22 @@ export class AgentSshServer {
     return { ...this.#local };
   }
 
+  /**
+   * Serves one SSH connection arriving on a stream that is not a TCP socket (a reverse-tunnel
+   * stream), so a tunnel agent needs no listening port. `remote` stands in for the peer address
+   * in audit events and SSH_CONNECTION.
+   */
+  accept(stream: Duplex, remote: { address: string; port: number }): void {
+    // ssh2 reads the peer from socket-like fields; a tunnel stream has none of its own.
+    Object.assign(stream, { remoteAddress: remote.address, remotePort: remote.port, remoteFamily: "tunnel" });
+    this.#server.injectSocket(stream as Socket);
+  }
+
   /** Stops listening and ends every open connection (their sessions' processes get SIGHUP). */
   async close(): Promise<void> {
     for (const c of this.#connections) c.end();
+    // A tunnel-only server never listened: close() would wait for a listener that never was.
+    if (!this.#server.address()) return;
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
   }
 

@@ -276,7 +276,10 @@ export class AgentJoin implements AgentJoinHandler {
 
   #checkRequest(req: RegisterAgentRequest__Output, peer: string): JoinInput {
     const labels = req.labels ?? {};
-    const addresses = resolveAddresses(req.addresses ?? [], peer);
+    // An agent on a reverse tunnel (docs/tunnels.md) may advertise no address; an agentless sshd
+    // is only ever dialed, so it needs one.
+    const addresses =
+      req.agentless || (req.addresses ?? []).length > 0 ? resolveAddresses(req.addresses ?? [], peer) : [];
     checkHeartbeat({ hostname: req.hostname, addresses, labels, version: "" });
     let hostKey: SshPublicKey;
     try {

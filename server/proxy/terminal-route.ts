@@ -25,6 +25,7 @@ import {
 } from "../../core/sshclient/index.ts";
 import type { NodeInfo } from "./auth-client.ts";
 import { readCredential } from "./credentials.ts";
+import { registerDialRoute } from "./dial-route.ts";
 import { sessionOf } from "./plugins/session.ts";
 import type { TerminalAuthApi } from "./terminal-auth.ts";
 import {
@@ -36,6 +37,7 @@ import {
   refuse,
 } from "./terminal-bridge.ts";
 import { encodeControl, MAX_COLS, MAX_ROWS, parseClientControl } from "./terminal-protocol.ts";
+import { NodeDialer } from "./tunnel/dialer.ts";
 
 export interface TerminalRouteOptions {
   terminalAuth: TerminalAuthApi;
@@ -53,6 +55,8 @@ export interface TerminalRouteOptions {
   maxEarlyBytes?: number;
   /** sees every bridged session's live counters (metrics, tests) */
   onBridge?: (stats: BridgeStats) => void;
+  /** how nodes are reached (tunnels, peers, addresses); default: their addresses over TCP */
+  dialer?: NodeDialer;
 }
 
 export const TERMINAL_PATH = "/v1/webapi/ssh/connect";
@@ -77,13 +81,13 @@ export function splitAddress(address: string): { host: string; port: number } {
   return { host: m[1], port };
 }
 
-/** A node auth let us log in to must also be reachable: online, with an address. */
+/**
+ * A node auth let us log in to must also be online (heartbeating). Whether it can be reached
+ * (tunnel, peer proxy, an address) is the NodeDialer's answer.
+ */
 export function requireReachable(node: NodeInfo): NodeInfo {
   if (node.status !== "online")
     throw new UnavailableError(`node ${JSON.stringify(node.hostname)} is offline`);
-  if (node.addresses.length === 0) {
-    throw new UnavailableError(`node ${JSON.stringify(node.hostname)} has no address`);
-  }
   return node;
 }
 
@@ -145,9 +149,32 @@ class TerminalSocket extends WebSocket {
   }
 }
 
+/**
+ * The credential check of a WebSocket upgrade (terminal, node dial): a session from the Bearer
+ * header or the svc_session cookie, and a cookie only from our own Origin, so another site cannot
+ * ride a user's cookie into a shell.
+ */
+export function upgradeAuthenticator(
+  app: FastifyInstance,
+): (request: FastifyRequest, reply: FastifyReply) => Promise<void> {
+  const publicOrigin = new URL(app.proxyConfig.publicUrl).origin;
+  return async (request, reply) => {
+    const auth = request.headers.authorization;
+    const credential = readCredential(Array.isArray(auth) ? auth[0] : auth, request.cookies);
+    if (credential === undefined) throw new NotAuthenticatedError();
+    // Browsers always send Origin on a WebSocket upgrade; a cookie without our Origin is a
+    // cross-site page (or a client that should be using the Bearer header).
+    if (credential.via === "cookie" && request.headers.origin !== publicOrigin) {
+      throw new AccessDeniedError("cross-origin WebSocket refused");
+    }
+    await app.requireSession(request, reply);
+  };
+}
+
 export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
   const limits = opts.limits ?? defaultBridgeLimits;
   const maxEarly = opts.maxEarlyBytes ?? 64 * 1024;
+  const dialer = opts.dialer ?? new NodeDialer();
   return async (app: FastifyInstance) => {
     const configured = app.proxyConfig.limits;
     const slots =
@@ -172,19 +199,21 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
         socket.terminate();
       },
     });
-    const publicOrigin = new URL(app.proxyConfig.publicUrl).origin;
-
-    async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-      const auth = request.headers.authorization;
-      const credential = readCredential(Array.isArray(auth) ? auth[0] : auth, request.cookies);
-      if (credential === undefined) throw new NotAuthenticatedError();
-      // Browsers always send Origin on a WebSocket upgrade; a cookie without our Origin is a
-      // cross-site page (or a client that should be using the Bearer header).
-      if (credential.via === "cookie" && request.headers.origin !== publicOrigin) {
-        throw new AccessDeniedError("cross-origin WebSocket refused");
-      }
-      await app.requireSession(request, reply);
-    }
+    const authenticate = upgradeAuthenticator(app);
+    const takeSlot = (request: FastifyRequest): void => {
+      const socket = request.raw.socket;
+      const release = slots.take(sessionOf(request).info.username);
+      if (socket.destroyed) release();
+      else socket.once("close", release);
+    };
+    // `svc ssh`'s raw stream to a node shares the terminal's plugin (one WebSocket server) and slots.
+    registerDialRoute(app, {
+      terminalAuth: opts.terminalAuth,
+      dialer,
+      authenticate,
+      requireOnline: requireReachable,
+      takeSlot,
+    });
 
     async function open(
       request: FastifyRequest,
@@ -207,37 +236,31 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
         throw new AccessDeniedError(`login ${JSON.stringify(login)} is not allowed by your roles`);
       }
       if (cert.hostCaKeys.length === 0) throw new UnavailableError("auth published no host CA key");
-      let lastError: unknown;
-      for (const address of node.addresses) {
-        const { host, port } = splitAddress(address);
-        try {
-          const client = await connectWithCertificate({
-            host,
-            port,
-            username: login,
-            privateKey: key.privateKey,
-            certificate: cert.certificate,
-            requireHostCertificate: true,
-            hostVerifier: hostCertificateVerifier({
-              trustedCaKeys: cert.hostCaKeys,
-              // The node ID auth resolved, not the name asked for: names are unique, but an ID is
-              // what a removed node's old certificate can never carry for a newer node.
-              principal: node.id,
-              clock: opts.clock,
-              onRefused: (reason) =>
-                request.log.warn({ node: node.hostname, reason }, "node host certificate refused"),
-            }),
-            timeoutMs: opts.connectTimeoutMs ?? 20_000,
-          });
-          // Keystrokes are tiny writes: without TCP_NODELAY, Nagle holds one back until the
-          // previous one is acknowledged (OpenSSH's client sets it for interactive sessions too).
-          client.setNoDelay(true);
-          return { client, node, login };
-        } catch (err) {
-          lastError = err;
-        }
-      }
-      throw lastError ?? new UnavailableError("node unreachable");
+      // Tunnel, peer proxy or TCP: the dialer decides; the SSH handshake is the same over each.
+      const sock = await dialer.dial(node);
+      const client = await connectWithCertificate({
+        host: node.hostname,
+        port: 0,
+        sock,
+        username: login,
+        privateKey: key.privateKey,
+        certificate: cert.certificate,
+        requireHostCertificate: true,
+        hostVerifier: hostCertificateVerifier({
+          trustedCaKeys: cert.hostCaKeys,
+          // The node ID auth resolved, not the name asked for: names are unique, but an ID is
+          // what a removed node's old certificate can never carry for a newer node.
+          principal: node.id,
+          clock: opts.clock,
+          onRefused: (reason) =>
+            request.log.warn({ node: node.hostname, reason }, "node host certificate refused"),
+        }),
+        timeoutMs: opts.connectTimeoutMs ?? 20_000,
+      }).catch((err: unknown) => {
+        sock.destroy();
+        throw err;
+      });
+      return { client, node, login };
     }
 
     app.get<{ Querystring: ConnectQuery }>(
@@ -252,11 +275,7 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
         // Last step before the upgrade (the query is valid by now): a plain GET gets its 404
         // without holding a slot.
         preHandler: async (request) => {
-          if (!request.ws) return;
-          const socket = request.raw.socket;
-          const release = slots.take(sessionOf(request).info.username);
-          if (socket.destroyed) release();
-          else socket.once("close", release);
+          if (request.ws) takeSlot(request);
         },
       },
       (socket: WebSocket, request) => {

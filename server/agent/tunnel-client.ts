@@ -1,0 +1,184 @@
+// The agent's end of the reverse tunnel (docs/tunnels.md): keeps one TLS connection to the proxy's
+// public port open (ALPN svc-tunnel, the agent's join certificate as client certificate, the proxy
+// verified against the cluster's host CA), serves HTTP/2 on it, and hands every CONNECT stream the
+// proxy opens to `onStream` (the SSH server). Lost or refused: reconnects with backoff, for ever,
+// until close().
+
+import { createServer, type Http2Server, constants as h2, type ServerHttp2Session } from "node:http2";
+import { isIP } from "node:net";
+import type { Duplex } from "node:stream";
+import { type TLSSocket, connect as tlsConnect } from "node:tls";
+import type { Logger } from "pino";
+import {
+  type BackoffOptions,
+  backoffDelay,
+  DEFAULT_BACKOFF,
+  DEFAULT_HEARTBEAT,
+  type HeartbeatOptions,
+  keepAlive,
+  TUNNEL_ALPN,
+} from "../tunnel/protocol.ts";
+
+export interface TunnelClientOptions {
+  /** the proxy's public address, "host:port" */
+  proxyAddress: string;
+  /** TLS name expected on the proxy's certificate; default the address host */
+  serverName?: string;
+  /** the cluster's host CA: the only trust anchor for the proxy */
+  caPems: readonly string[];
+  /** the agent's X.509 client certificate and key (from the join) */
+  certPem: string;
+  keyPem: string;
+  /** a new byte stream from the proxy to this node's SSH server; `remote` is the proxy's address */
+  onStream: (stream: Duplex, remote: { address: string; port: number }) => void;
+  logger: Logger;
+  heartbeat?: HeartbeatOptions;
+  backoff?: BackoffOptions;
+  /** TLS handshake budget; default 15 s */
+  connectTimeoutMs?: number;
+}
+
+export interface TunnelStatus {
+  connected: boolean;
+  /** connections established so far (1 after the first, 2 after one reconnect, ...) */
+  connects: number;
+}
+
+function splitHostPort(address: string): { host: string; port: number } {
+  const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(address) ?? /^([^:]+):(\d{1,5})$/.exec(address);
+  if (!m?.[1] || !(Number(m[2]) >= 1 && Number(m[2]) <= 65535))
+    throw new Error(`tunnel address ${JSON.stringify(address)} must be host:port`);
+  return { host: m[1], port: Number(m[2]) };
+}
+
+export class TunnelClient {
+  readonly #o: TunnelClientOptions;
+  readonly #target: { host: string; port: number };
+  readonly #h2: Http2Server;
+  #socket: TLSSocket | undefined;
+  #session: ServerHttp2Session | undefined;
+  #timer: NodeJS.Timeout | undefined;
+  #attempt = 0;
+  #stopped = false;
+  #connects = 0;
+  readonly #waiters = new Set<() => void>();
+
+  constructor(o: TunnelClientOptions) {
+    this.#o = o;
+    this.#target = splitHostPort(o.proxyAddress);
+    // Never listens: each tunnel's TLS socket is given to it as a connection.
+    this.#h2 = createServer();
+    this.#h2.on("session", (session: ServerHttp2Session) => this.#onSession(session));
+    this.#h2.on("stream", (stream, headers) => {
+      if (headers[":method"] !== "CONNECT") {
+        stream.respond({ ":status": 405 }, { endStream: true });
+        return;
+      }
+      stream.respond({ ":status": 200 });
+      const socket = this.#socket;
+      this.#o.onStream(stream, {
+        address: socket?.remoteAddress ?? "",
+        port: socket?.remotePort ?? 0,
+      });
+    });
+  }
+
+  start(): void {
+    this.#connect();
+  }
+
+  status(): TunnelStatus {
+    return { connected: this.#session !== undefined && !this.#session.closed, connects: this.#connects };
+  }
+
+  /** Resolves once a tunnel is up (at once when it already is). */
+  async connected(): Promise<void> {
+    if (this.status().connected) return;
+    await new Promise<void>((resolve) => this.#waiters.add(resolve));
+  }
+
+  async close(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer) clearTimeout(this.#timer);
+    const session = this.#session;
+    this.#session = undefined;
+    if (session && !session.closed) {
+      await new Promise<void>((resolve) => {
+        session.once("close", () => resolve());
+        session.close();
+        // Streams still open (SSH connections) would hold close() for ever.
+        setTimeout(() => session.destroy(), 2_000).unref();
+      });
+    }
+    this.#socket?.destroy();
+  }
+
+  #connect(): void {
+    if (this.#stopped) return;
+    const o = this.#o;
+    const socket = tlsConnect({
+      host: this.#target.host,
+      port: this.#target.port,
+      // SNI carries names only; an IP address is checked against the certificate's IP SANs.
+      ...(o.serverName || !isIP(this.#target.host) ? { servername: o.serverName ?? this.#target.host } : {}),
+      ca: [...o.caPems],
+      cert: o.certPem,
+      key: o.keyPem,
+      ALPNProtocols: [TUNNEL_ALPN],
+      minVersion: "TLSv1.3",
+      timeout: o.connectTimeoutMs ?? 15_000,
+    });
+    this.#socket = socket;
+    let up = false;
+    socket.once("timeout", () => {
+      if (!up) socket.destroy(new Error("TLS handshake timed out"));
+    });
+    socket.once("secureConnect", () => {
+      if (socket.alpnProtocol !== TUNNEL_ALPN) {
+        socket.destroy(new Error("the proxy does not speak the tunnel protocol (ALPN)"));
+        return;
+      }
+      up = true;
+      socket.setTimeout(0);
+      socket.setNoDelay(true);
+      this.#h2.emit("connection", socket);
+    });
+    socket.once("error", (err) => {
+      o.logger.warn({ err: err.message, proxy: o.proxyAddress }, "tunnel connection failed");
+    });
+    socket.once("close", () => {
+      if (this.#socket === socket) this.#socket = undefined;
+      this.#session = undefined;
+      this.#schedule();
+    });
+  }
+
+  #onSession(session: ServerHttp2Session): void {
+    const o = this.#o;
+    this.#session = session;
+    this.#connects++;
+    this.#attempt = 0;
+    o.logger.info({ proxy: o.proxyAddress }, "tunnel to the proxy is up");
+    for (const w of this.#waiters) w();
+    this.#waiters.clear();
+    keepAlive(session, o.heartbeat ?? DEFAULT_HEARTBEAT, () =>
+      o.logger.warn({ proxy: o.proxyAddress }, "the proxy stopped answering: reconnecting"),
+    );
+    session.on("error", (err) => o.logger.debug({ err: err.message }, "tunnel session error"));
+    // A GOAWAY (proxy replaced this tunnel or is stopping): drop the socket so we dial again.
+    session.once("goaway", (code: number) => {
+      if (code !== h2.NGHTTP2_NO_ERROR) o.logger.info({ code }, "the proxy closed the tunnel");
+    });
+    session.once("close", () => this.#socket?.destroy());
+  }
+
+  #schedule(): void {
+    if (this.#stopped || this.#timer) return;
+    const wait = backoffDelay(this.#attempt++, this.#o.backoff ?? DEFAULT_BACKOFF);
+    this.#timer = setTimeout(() => {
+      this.#timer = undefined;
+      this.#connect();
+    }, wait);
+    this.#timer.unref();
+  }
+}
