@@ -1,0 +1,291 @@
+// Reverse tunnels (issue 15), everything in one run against one proxy process:
+// - browser terminal throughput (base64 output through the terminal WebSocket) and keystroke echo
+//   p50/p99 (one byte through a raw-mode cat) to a node agent reached through its reverse tunnel vs
+//   the same kind of agent reached directly over TCP: the ratio is what the tunnel costs;
+// - idle memory per tunnel in the proxy process (RSS and V8 heap+external growth / N, after GC);
+// - 1,000 tunnelled agents on one proxy: its CPU % and memory while they stay connected and
+//   exchange heartbeats. These are lightweight agents (bench/tunnel-fleet.ts: the agent's own
+//   tunnel client with a real host-CA identity per node, no SSH server behind it), not 1,000
+//   agent processes.
+// The proxy runs in its own process (bench/tunnel-proxy-process.ts) so its CPU and memory are its
+// own; auth and the lightweight agents run in this process, the two real agents in their own.
+import { type ChildProcess, fork } from "node:child_process";
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  generateEcdsaP256,
+  issueTlsClientCert,
+  issueTlsServerCert,
+  privateKeyToPem,
+  serviceIdentityUri,
+} from "../core/certs/x509.ts";
+import { systemClock } from "../core/clock.ts";
+import { startAgentAuthEnv, startAgentProcess } from "../test/agent-fixture.ts";
+import { type BenchReport, type BenchRow, percentile } from "./report.ts";
+import { echoSamples, type Session, startEcho, throughput, wsSession } from "./terminal-session.ts";
+import { tunnelFleet } from "./tunnel-fleet.ts";
+import type { ProxyCpu, ProxyMemory, TunnelProxyProcessConfig } from "./tunnel-proxy-process.ts";
+
+const PUBLIC_HOST = "proxy.bench.test";
+const PAYLOAD = Number(process.env["SVC_BENCH_TUNNEL_BYTES"] ?? 64 * 1024 * 1024);
+const ROUNDS = 3;
+const ECHO_SAMPLES = 600;
+const IDLE_TUNNELS = Number(process.env["SVC_BENCH_TUNNEL_IDLE"] ?? 200);
+const FLEET = Number(process.env["SVC_BENCH_TUNNEL_FLEET"] ?? 1000);
+const CPU_WINDOW_MS = 30_000;
+
+function ask<T>(child: ChildProcess, cmd: string): Promise<T> {
+  return new Promise((resolve) => {
+    child.once("message", (m) => resolve(m as T));
+    child.send({ cmd });
+  });
+}
+
+function waitLine(child: ChildProcess, re: RegExp, what: string): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let buf = "";
+    const timer = setTimeout(() => reject(new Error(`${what} did not start: ${buf.slice(-1000)}`)), 120_000);
+    const on = (d: Buffer): void => {
+      buf += d.toString();
+      const m = re.exec(buf);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m);
+      }
+    };
+    child.stdout?.on("data", on);
+    child.stderr?.on("data", on);
+    child.once("exit", (code) => reject(new Error(`${what} exited (${code}): ${buf.slice(-1000)}`)));
+  });
+}
+
+async function stop(child: ChildProcess | undefined): Promise<void> {
+  if (!child || child.exitCode !== null || child.signalCode !== null) return;
+  await new Promise<void>((resolve) => {
+    const t = setTimeout(() => child.kill("SIGKILL"), 10_000);
+    child.once("exit", () => {
+      clearTimeout(t);
+      resolve();
+    });
+    child.kill("SIGTERM");
+  });
+}
+
+async function until(cond: () => Promise<boolean>, what: string, ms = 60_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+const MiB = 1024 * 1024;
+const median = (xs: number[]): number => percentile(xs, 50);
+
+export default async function tunnelBench(): Promise<BenchReport> {
+  const cleanups: Array<() => Promise<unknown> | unknown> = [];
+  const rows: BenchRow[] = [];
+  try {
+    const env = await startAgentAuthEnv({ heartbeatIntervalSeconds: 3600 });
+    cleanups.push(() => env.close());
+    const dir = await mkdtemp(join(tmpdir(), "svc-tunnel-bench-"));
+    cleanups.push(() => rm(dir, { recursive: true, force: true }));
+    const sessionId = await env.login("alice");
+
+    const clock = systemClock;
+    const serverKey = generateEcdsaP256();
+    const clientKey = generateEcdsaP256();
+    const cfg: TunnelProxyProcessConfig = {
+      authAddress: env.address,
+      authServerName: env.serverName,
+      caPems: [env.cas.hostCa.certPem],
+      clientCertPem: await issueTlsClientCert(env.cas.hostCa, {
+        publicKey: clientKey.publicKey,
+        commonName: "proxy",
+        uri: serviceIdentityUri("proxy", "bench"),
+        clock,
+      }),
+      clientKeyPem: privateKeyToPem(clientKey.privateKey),
+      serverCertPem: await issueTlsServerCert(env.cas.hostCa, {
+        publicKey: serverKey.publicKey,
+        commonName: PUBLIC_HOST,
+        dnsNames: [PUBLIC_HOST],
+        ips: ["127.0.0.1"],
+        clock,
+      }),
+      serverKeyPem: privateKeyToPem(serverKey.privateKey),
+      publicUrl: `https://${PUBLIC_HOST}`,
+    };
+    const proxyChild = fork(join(import.meta.dirname, "tunnel-proxy-process.ts"), [JSON.stringify(cfg)], {
+      execArgv: ["--expose-gc"],
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
+    });
+    cleanups.push(() => stop(proxyChild));
+    const proxyPort = Number((await waitLine(proxyChild, /READY (\d+)/, "proxy"))[1]);
+    const proxyAddress = `127.0.0.1:${proxyPort}`;
+    const tunnelsUp = async (): Promise<number> =>
+      (await ask<{ tunnels: number }>(proxyChild, "tunnels")).tunnels;
+
+    // Two agents of the same build: one dialled over TCP, one reached through its tunnel (it has
+    // no listening port and reaches auth through the proxy's public port too).
+    const direct = startAgentProcess({
+      authAddress: env.address,
+      authServerName: env.serverName,
+      caPin: env.pin,
+      token: await env.addToken("bench-direct"),
+      dataDir: join(dir, "direct"),
+      listen: "127.0.0.1:0",
+      hostname: "bench-direct",
+      heartbeatIntervalSeconds: 3600,
+    });
+    cleanups.push(() => direct.stop());
+    const tunnelled = startAgentProcess({
+      proxyAddress,
+      tunnel: {},
+      caPin: env.pin,
+      token: await env.addToken("bench-tunnel"),
+      dataDir: join(dir, "tunnel"),
+      hostname: "bench-tunnel",
+      heartbeatIntervalSeconds: 3600,
+    });
+    cleanups.push(() => tunnelled.stop());
+    await direct.ready;
+    await tunnelled.ready;
+    await until(async () => (await tunnelsUp()) >= 1, "the agent's tunnel").catch((err: Error) => {
+      throw new Error(`${err.message}; agent: ${tunnelled.stderr().slice(-2000)}`);
+    });
+
+    const open = (node: string): Promise<Session> =>
+      wsSession({
+        url: `https://${proxyAddress}`,
+        ca: env.cas.hostCa.certPem,
+        servername: PUBLIC_HOST,
+        sessionId,
+        node,
+      });
+    const paths = { direct: "bench-direct", tunnel: "bench-tunnel" } as const;
+    type PathName = keyof typeof paths;
+    const names: PathName[] = ["direct", "tunnel"];
+
+    // Throughput: interleaved rounds, a fresh session per round, median per path.
+    const rates: Record<PathName, number[]> = { direct: [], tunnel: [] };
+    for (let r = 0; r < ROUNDS; r++) {
+      for (const p of names) {
+        const s = await open(paths[p]);
+        try {
+          s.write("stty -echo\r");
+          await new Promise((res) => setTimeout(res, 300));
+          rates[p].push(await throughput(s, PAYLOAD));
+        } finally {
+          s.close();
+        }
+      }
+    }
+    for (const p of names) {
+      rows.push({
+        name: `throughput ${p} (${PAYLOAD / MiB} MiB as base64)`,
+        perSecond: median(rates[p]) / MiB,
+        unit: "MiB",
+      });
+    }
+
+    // Keystroke echo: one session per path, samples interleaved in blocks.
+    const echo: Record<PathName, number[]> = { direct: [], tunnel: [] };
+    const sessions: Partial<Record<PathName, Session>> = {};
+    for (const p of names) {
+      const s = await open(paths[p]);
+      sessions[p] = s;
+      await startEcho(s);
+      await echoSamples(s, 20); // warm-up
+    }
+    for (let block = 0; block < 3; block++) {
+      for (const p of names) {
+        const s = sessions[p];
+        if (s) echo[p].push(...(await echoSamples(s, ECHO_SAMPLES / 3)));
+      }
+    }
+    for (const p of names) sessions[p]?.close();
+    for (const p of names) {
+      rows.push({
+        name: `keystroke echo ${p}`,
+        p50Ms: percentile(echo[p], 50),
+        p99Ms: percentile(echo[p], 99),
+      });
+    }
+
+    // Idle memory per tunnel: lightweight agents (bench/tunnel-fleet.ts), proxy measured after GC.
+    const fleet = tunnelFleet({ env, proxyAddress });
+    cleanups.push(() => fleet.close());
+    const base = await ask<ProxyMemory>(proxyChild, "memory");
+    const idleStart = performance.now();
+    await fleet.grow(IDLE_TUNNELS);
+    await until(async () => (await tunnelsUp()) >= IDLE_TUNNELS + 1, `${IDLE_TUNNELS} tunnels`);
+    const idleSeconds = (performance.now() - idleStart) / 1000;
+    await new Promise((r) => setTimeout(r, 3000));
+    const idle = await ask<ProxyMemory>(proxyChild, "memory");
+    const per = (k: keyof ProxyMemory): number => (idle[k] - base[k]) / IDLE_TUNNELS / 1024;
+    const rssKiB = per("rss");
+    const jsKiB = per("heapUsed") + per("external");
+    rows.push({
+      name: `proxy memory per idle tunnel (${IDLE_TUNNELS} open)`,
+      note: `RSS +${rssKiB.toFixed(1)} KiB, V8 heap+external +${jsKiB.toFixed(1)} KiB; opened in ${idleSeconds.toFixed(1)} s`,
+    });
+
+    // 1,000 tunnelled agents: the rest of the fleet, then the proxy's CPU over a quiet window in
+    // which every tunnel exchanges heartbeats (h2 PING both ways every 10 s).
+    const fleetStart = performance.now();
+    await fleet.grow(FLEET - fleet.size());
+    await until(async () => (await tunnelsUp()) >= FLEET + 1, `${FLEET} tunnels`, 180_000);
+    const fleetSeconds = (performance.now() - fleetStart) / 1000;
+    await new Promise((r) => setTimeout(r, 2000));
+    const c0 = await ask<ProxyCpu>(proxyChild, "cpu");
+    await new Promise((r) => setTimeout(r, CPU_WINDOW_MS));
+    const c1 = await ask<ProxyCpu>(proxyChild, "cpu");
+    const cpuPercent = ((c1.cpuMicros - c0.cpuMicros) / 1000 / (c1.wallMs - c0.wallMs)) * 100;
+    const held = await tunnelsUp();
+    const loaded = await ask<ProxyMemory>(proxyChild, "memory");
+    rows.push({
+      name: `proxy with ${FLEET} tunnelled agents (+1 real)`,
+      note: `CPU ${cpuPercent.toFixed(2)} % of one core over ${CPU_WINDOW_MS / 1000} s idle with heartbeats; RSS ${(loaded.rss / MiB).toFixed(0)} MiB (base ${(base.rss / MiB).toFixed(0)}), heap ${(loaded.heapUsed / MiB).toFixed(0)} MiB; ${held} tunnels still up after the window; the last ${FLEET - IDLE_TUNNELS} connected in ${fleetSeconds.toFixed(1)} s`,
+    });
+
+    return {
+      title:
+        "reverse tunnels (terminal via tunnel vs direct TCP, same agent build; idle tunnels; 1,000 agents)",
+      rows,
+      ratios: [
+        { name: "throughput tunnel / direct", ratio: median(rates.tunnel) / median(rates.direct), goal: 0.8 },
+        {
+          name: "keystroke p50 tunnel / direct",
+          ratio: percentile(echo.tunnel, 50) / percentile(echo.direct, 50),
+          goal: 1.5,
+          lowerIsBetter: true,
+        },
+        {
+          name: "keystroke p99 added by the tunnel (ms)",
+          ratio: percentile(echo.tunnel, 99) - percentile(echo.direct, 99),
+          goal: 1,
+          lowerIsBetter: true,
+        },
+        // The larger of the two views, so neither a pre-reserved heap nor native buffers hide cost.
+        {
+          name: "proxy memory per idle tunnel (KiB)",
+          ratio: Math.max(rssKiB, jsKiB),
+          goal: 256,
+          lowerIsBetter: true,
+        },
+        { name: `proxy CPU % with ${FLEET} idle tunnels`, ratio: cpuPercent, goal: 10, lowerIsBetter: true },
+        { name: `tunnels up after the window / ${FLEET + 1}`, ratio: held / (FLEET + 1), goal: 1 },
+      ],
+    };
+  } finally {
+    for (const c of cleanups.reverse()) {
+      try {
+        await c();
+      } catch {
+        // keep cleaning
+      }
+    }
+  }
+}
