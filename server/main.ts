@@ -25,7 +25,8 @@ interface AgentFlags {
   caFile?: string;
   token?: string;
   dataDir: string;
-  listen: string;
+  listen?: string;
+  tunnel?: string | true;
   advertiseAddress?: string;
   labels?: string;
   hostname?: string;
@@ -100,7 +101,11 @@ program
   .option("--ca-file <file>", "the cluster's host CA certificate (instead of --ca-pin)")
   .option("--token <name.secret>", "one-time join token (first start only)")
   .requiredOption("--data-dir <dir>", "where the agent keeps its credentials (mode 0700)")
-  .option("--listen <host:port>", "SSH listen address", "0.0.0.0:3022")
+  .option(
+    "--tunnel [host:port]",
+    "serve SSH through a reverse tunnel to the proxy (default: the --proxy address); listens on no port unless --listen",
+  )
+  .option("--listen <host:port>", "SSH listen address (default 0.0.0.0:3022; with --tunnel: none)")
   .option("--advertise-address <host:port>", "address the proxy dials (default: as auth sees the agent)")
   .option("--labels <k=v,...>", "node labels")
   .option("--hostname <name>", "node name (default: this machine's hostname)")
@@ -113,7 +118,10 @@ program
       ...(opts.auth ? { authAddress: opts.auth } : {}),
       ...(opts.proxy ? { proxyAddress: opts.proxy } : {}),
       dataDir: opts.dataDir,
-      listen: opts.listen,
+      ...(opts.listen ? { listen: opts.listen } : {}),
+      ...(opts.tunnel
+        ? { tunnel: typeof opts.tunnel === "string" ? { proxyAddress: opts.tunnel } : {} }
+        : {}),
       logger: createLogger({ name: "svcd-agent" }),
       ...(opts.authServerName ? { authServerName: opts.authServerName } : {}),
       ...(opts.caPin ? { caPin: opts.caPin } : {}),
@@ -123,9 +131,11 @@ program
       ...(opts.labels ? { labels: parseLabels(opts.labels) } : {}),
       ...(opts.hostname ? { hostname: opts.hostname } : {}),
     });
-    process.stdout.write(
-      `agent ${agent.agentId} (${agent.hostname}) serving SSH on ${agent.ssh.host}:${agent.ssh.port}\n`,
-    );
+    const where = [
+      ...(agent.ssh.port > 0 ? [`on ${agent.ssh.host}:${agent.ssh.port}`] : []),
+      ...(agent.tunnel ? ["through a reverse tunnel to the proxy"] : []),
+    ];
+    process.stdout.write(`agent ${agent.agentId} (${agent.hostname}) serving SSH ${where.join(" and ")}\n`);
     await untilSignal();
     await agent.close();
   });

@@ -12,6 +12,7 @@ import { type Clock, systemClock } from "../../core/clock.ts";
 import { BadParameterError, hasCode } from "../../core/errors.ts";
 import { type AuthServiceClient, agentMetadata, callUnary, createAuthClient } from "../auth/client.ts";
 import type { AuthRoute } from "../auth/via-proxy.ts";
+import type { BackoffOptions, HeartbeatOptions } from "../tunnel/protocol.ts";
 import { SERVER_VERSION } from "../version.ts";
 import { auditRequestOf, userOfKeyId } from "./audit.ts";
 import { agentAuthRoute, sameStoredRoute, storedRouteOf } from "./auth-target.ts";
@@ -19,6 +20,7 @@ import { IDENTITY_FILE, loadIdentity, saveIdentity } from "./identity.ts";
 import { joinCluster } from "./join.ts";
 import { SessionRecorder } from "./recorder.ts";
 import { AgentSshServer, type AgentSshServerOptions, type SessionSink } from "./ssh-server.ts";
+import { TunnelClient } from "./tunnel-client.ts";
 import { uploadAndRemove, uploadPending } from "./upload.ts";
 
 export interface AgentOptions {
@@ -53,6 +55,20 @@ export interface AgentOptions {
   heartbeatIntervalSeconds?: number;
   /** passed to the SSH server (tests) */
   ssh?: Pick<AgentSshServerOptions, "lookupUser" | "processUid" | "sessionPath">;
+  /**
+   * Serve SSH through a reverse tunnel to the proxy (docs/tunnels.md). `proxyAddress` defaults to
+   * the proxy auth is reached through (proxyAddress above). With a tunnel and no `listen`, the
+   * agent listens on no port and advertises no address (unless advertiseAddress says one).
+   */
+  tunnel?: AgentTunnelOptions;
+}
+
+export interface AgentTunnelOptions {
+  proxyAddress?: string;
+  /** TLS name on the proxy's identity certificate; default the address host */
+  serverName?: string;
+  heartbeat?: HeartbeatOptions;
+  backoff?: BackoffOptions;
 }
 
 export interface RunningAgent {
@@ -60,8 +76,10 @@ export interface RunningAgent {
   hostname: string;
   /** where SSH listens */
   ssh: { host: string; port: number };
-  /** what auth was told to dial */
+  /** what auth was told to dial (none for a tunnel-only agent) */
   addresses: string[];
+  /** the reverse tunnel, when running with one */
+  tunnel?: TunnelClient;
   /** how this agent reaches auth (directly, or through the proxy's public port) */
   authRoute: AuthRoute;
   /** true when this start redeemed a token */
@@ -132,6 +150,12 @@ async function freePort(host: string): Promise<number> {
   });
 }
 
+/** The heartbeat's tunnel field: where the live tunnel ends, absent without one. */
+function tunnelLocation(t: TunnelClient | undefined): { tunnel?: { proxy_id: string; peer_addr: string } } {
+  const loc = t?.location();
+  return loc ? { tunnel: { proxy_id: loc.proxyId, peer_addr: loc.peerAddr } } : {};
+}
+
 export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   const log = opts.logger;
   const clock = opts.clock ?? systemClock;
@@ -146,13 +170,18 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     identity,
     log,
   );
+  // A tunnel agent needs no port of its own: it listens only when asked to.
+  const listening = opts.tunnel === undefined || opts.listen !== undefined;
   // The advertised address must carry the real port before the join, so port 0 is resolved first.
-  if (listen.port === 0) listen.port = await freePort(listen.host);
-  const addresses = [opts.advertiseAddress ?? joinHostPort(listen.host, listen.port)];
-  splitHostPort(addresses[0] as string, "advertise address");
+  if (listening && listen.port === 0) listen.port = await freePort(listen.host);
+  const addresses =
+    listening || opts.advertiseAddress !== undefined
+      ? [opts.advertiseAddress ?? joinHostPort(listen.host, listen.port)]
+      : [];
+  if (addresses[0] !== undefined) splitHostPort(addresses[0], "advertise address");
   // Listening on every interface says nothing about where the node can be reached: advertise the
   // IP it reaches auth from instead, until then (auth down) the join's peer address stands in.
-  let unresolved = opts.advertiseAddress === undefined && UNSPECIFIED_HOSTS.has(listen.host);
+  let unresolved = listening && opts.advertiseAddress === undefined && UNSPECIFIED_HOSTS.has(listen.host);
   const resolveAdvertised = async (): Promise<void> => {
     if (!unresolved) return;
     const ip = await localIpToward(route.address);
@@ -293,14 +322,41 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
       );
     },
   });
-  const bound = await server.listen(listen.port, listen.host);
+  const bound = listening ? await server.listen(listen.port, listen.host) : { host: "", port: 0 };
+  let tunnel: TunnelClient | undefined;
+  if (opts.tunnel) {
+    const proxyAddress = opts.tunnel.proxyAddress ?? route.proxy;
+    if (!proxyAddress)
+      throw new BadParameterError(
+        "a tunnel needs the proxy's address: --proxy host:port or --tunnel host:port",
+      );
+    tunnel = new TunnelClient({
+      proxyAddress,
+      ...(opts.tunnel.serverName ? { serverName: opts.tunnel.serverName } : {}),
+      caPems: id.hostCaPems,
+      certPem: id.tlsCertificatePem,
+      keyPem: id.tlsKeyPem,
+      onStream: (stream, remote) => server.accept(stream, remote),
+      // Other proxy replicas find the tunnel through auth: tell it at once.
+      onLocation: () => void track(heartbeat().catch(() => undefined)),
+      logger: log,
+      ...(opts.tunnel.heartbeat ? { heartbeat: opts.tunnel.heartbeat } : {}),
+      ...(opts.tunnel.backoff ? { backoff: opts.tunnel.backoff } : {}),
+    });
+  }
 
   const heartbeat = async (): Promise<void> => {
     await resolveAdvertised();
     const res = await callUnary(
       client,
       "Heartbeat",
-      { hostname: id.hostname, addresses, labels, version: SERVER_VERSION },
+      {
+        hostname: id.hostname,
+        addresses,
+        labels,
+        version: SERVER_VERSION,
+        ...tunnelLocation(tunnel),
+      },
       md(),
     );
     // The user CA may rotate: trust what auth publishes now (keep the old set on failure).
@@ -334,6 +390,8 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     if (!stopped) timer = setTimeout(() => void track(tick()), intervalMs);
   };
   await track(tick());
+  // After the first heartbeat: the proxy admits only nodes auth knows.
+  tunnel?.start();
   log.info({ agentId: id.agentId, ssh: bound, addresses }, "agent serving SSH");
 
   return {
@@ -342,11 +400,13 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     ssh: bound,
     addresses,
     authRoute: route,
+    ...(tunnel ? { tunnel } : {}),
     joined,
     heartbeat,
     async close() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      await tunnel?.close();
       await server.close();
       // Let sessions that just ended finish uploading and auditing (bounded by their own timeouts).
       while (inflight.size > 0) await Promise.allSettled([...inflight]);

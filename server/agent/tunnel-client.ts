@@ -9,6 +9,8 @@ import { isIP } from "node:net";
 import type { Duplex } from "node:stream";
 import { type TLSSocket, connect as tlsConnect } from "node:tls";
 import type { Logger } from "pino";
+import type { TunnelLocation } from "../proxy/auth-client.ts";
+import { isLocationRequest, readLocation } from "../proxy/peering/location.ts";
 import {
   type BackoffOptions,
   backoffDelay,
@@ -36,6 +38,8 @@ export interface TunnelClientOptions {
   backoff?: BackoffOptions;
   /** TLS handshake budget; default 15 s */
   connectTimeoutMs?: number;
+  /** the proxy said where this tunnel ends (report it in the next heartbeat) */
+  onLocation?: (location: TunnelLocation) => void;
 }
 
 export interface TunnelStatus {
@@ -61,6 +65,7 @@ export class TunnelClient {
   #attempt = 0;
   #stopped = false;
   #connects = 0;
+  #location: TunnelLocation | undefined;
   readonly #waiters = new Set<() => void>();
 
   constructor(o: TunnelClientOptions) {
@@ -70,6 +75,23 @@ export class TunnelClient {
     this.#h2 = createServer();
     this.#h2.on("session", (session: ServerHttp2Session) => this.#onSession(session));
     this.#h2.on("stream", (stream, headers) => {
+      if (isLocationRequest(headers)) {
+        // Where this tunnel ends, for other proxy replicas (docs/tunnels.md, several proxies).
+        const session = this.#session;
+        readLocation(stream).then(
+          (loc) => {
+            if (this.#session !== session || session === undefined) return;
+            this.#location = loc;
+            this.#o.onLocation?.(loc);
+          },
+          (err: unknown) =>
+            this.#o.logger.warn(
+              { err: err instanceof Error ? err.message : String(err) },
+              "bad tunnel location from the proxy",
+            ),
+        );
+        return;
+      }
       if (headers[":method"] !== "CONNECT") {
         stream.respond({ ":status": 405 }, { endStream: true });
         return;
@@ -85,6 +107,11 @@ export class TunnelClient {
 
   start(): void {
     this.#connect();
+  }
+
+  /** Where the live tunnel ends, as its proxy said; undefined while no tunnel is up. */
+  location(): TunnelLocation | undefined {
+    return this.status().connected ? this.#location : undefined;
   }
 
   status(): TunnelStatus {
@@ -149,6 +176,7 @@ export class TunnelClient {
     socket.once("close", () => {
       if (this.#socket === socket) this.#socket = undefined;
       this.#session = undefined;
+      this.#location = undefined;
       this.#schedule();
     });
   }
