@@ -12,6 +12,11 @@ import type { AdminAuthApi, AgentIdentityView, JoinTokenUsageView, JoinTokenView
 
 /** Where a node reaches auth, as the agent command must say it. */
 export interface AgentTarget {
+  /**
+   * The proxy's public host:port, when the proxy routes gRPC to auth on it: the command then says
+   * `--proxy` (nodes learn auth's name from ping) and names auth's address nowhere.
+   */
+  proxyAddress?: string;
   /** host:port of auth as nodes reach it (auth.advertise_addr, else where the proxy dials it) */
   authAddress: string;
   /** the host CA the proxy trusts auth by; its pin goes into the command */
@@ -122,6 +127,11 @@ const botView = (b: AgentIdentityView): Static<typeof Bot> => ({
 /** `svcd agent ...` as docs/agent.md gives it; every part is a plain word (no shell quoting needed). */
 export function agentCommand(target: AgentTarget, secret: string): { command: string; pin: string } {
   const pin = caPin(target.hostCaPem);
+  if (target.proxyAddress)
+    return {
+      pin,
+      command: `svcd agent --proxy ${target.proxyAddress} --ca-pin ${pin} --token ${secret} --data-dir /var/lib/svc-agent`,
+    };
   const host = target.authAddress.slice(0, target.authAddress.lastIndexOf(":")).replace(/^\[|\]$/g, "");
   const serverName =
     target.serverName && target.serverName !== host ? ` --auth-server-name ${target.serverName}` : "";
@@ -129,6 +139,23 @@ export function agentCommand(target: AgentTarget, secret: string): { command: st
     pin,
     command: `svcd agent --auth ${target.authAddress}${serverName} --ca-pin ${pin} --token ${secret} --data-dir /var/lib/svc-agent`,
   };
+}
+
+/**
+ * The public address of an embedded run: proxy.public_addr, unless --proxy-listen moved the proxy
+ * for this run; then the bound port, on the bound host (the public host when bound to all).
+ */
+export function publicAddressOfRun(
+  publicAddr: string,
+  listenOverride: string | undefined,
+  boundUrl: string,
+): string {
+  if (!listenOverride) return publicAddr;
+  const bound = new URL(boundUrl);
+  const host = bound.hostname.replace(/^\[|\]$/g, "");
+  const publicHost = publicAddr.slice(0, publicAddr.lastIndexOf(":"));
+  const name = host === "0.0.0.0" || host === "::" ? publicHost : host.includes(":") ? `[${host}]` : host;
+  return `${name}:${bound.port || "443"}`;
 }
 
 export async function adminTokenRoutes(app: FastifyInstance, opts: AdminTokenRouteOptions): Promise<void> {
