@@ -1,9 +1,12 @@
 // `svc ssh [login@]node [command...]`. Default: an interactive shell through the proxy's terminal
 // WebSocket (/v1/webapi/ssh/connect, framing in server/proxy/terminal-protocol.ts): nothing but the
-// proxy has to be reachable. With a command, or --direct: the node is dialled at its advertised
-// address with an in-memory key and a short-lived certificate from the proxy, and the node is
-// trusted only through a host certificate from the cluster's host CA naming it.
-import WebSocket from "ws";
+// proxy has to be reachable. With a command: SSH end to end with the node over the proxy's raw node
+// stream (/v1/webapi/ssh/dial, docs/tunnels.md), so tunnel nodes work too; with --direct: the node
+// is dialled at its advertised address. Either way the CLI logs in with an in-memory key and a
+// short-lived certificate from the proxy, and trusts the node only through a host certificate from
+// the cluster's host CA naming it.
+import type { Duplex } from "node:stream";
+import WebSocket, { createWebSocketStream } from "ws";
 import { systemClock } from "../core/clock.ts";
 import { type ErrorCode, NotFoundError, SvcError, UnavailableError } from "../core/errors.ts";
 import {
@@ -46,21 +49,77 @@ export async function ssh(
 ): Promise<number> {
   const p = await requireSession();
   const { login, node } = parseTarget(target, opts.login ?? p.user);
-  if (opts.direct || command.length > 0) return direct(p, node, login, command.join(" "));
+  if (opts.direct || command.length > 0)
+    return sshSession(p, node, login, command.join(" "), opts.direct ? "direct" : "proxy");
   return viaProxy(p, node, login);
 }
 
-async function direct(
-  p: Awaited<ReturnType<typeof requireSession>>,
+type Profile = Awaited<ReturnType<typeof requireSession>>;
+
+/**
+ * A byte stream to the node's SSH port through the proxy (WebSocket /v1/webapi/ssh/dial): the
+ * proxy checks the login, reaches the node (tunnel or address) and answers `ready`; from then on
+ * binary frames carry the SSH connection.
+ */
+async function dialThroughProxy(p: Profile, node: string, login: string): Promise<Duplex> {
+  const t = targetOf(p);
+  splitProxyAddress(t.proxy);
+  const url = `wss://${t.proxy}/v1/webapi/ssh/dial?${new URLSearchParams({ node, login })}`;
+  const ws = new WebSocket(url, {
+    headers: { authorization: `Bearer ${p.session_id}` },
+    ...(t.insecure ? { rejectUnauthorized: false } : { ca: t.caPem ?? "" }),
+    handshakeTimeout: 30_000,
+  });
+  return new Promise<Duplex>((resolve, reject) => {
+    let settled = false;
+    const fail = (err: Error): void => {
+      if (settled) return;
+      settled = true;
+      ws.terminate();
+      reject(err);
+    };
+    ws.on("unexpected-response", (_req, res) => {
+      const status = res.statusCode ?? 0;
+      const code: ErrorCode =
+        status === 401 ? "not_authenticated" : status === 403 ? "access_denied" : "unavailable";
+      fail(new SvcError(code, `the proxy refused the node stream (HTTP ${status})`));
+    });
+    const onMessage = (data: Buffer, isBinary: boolean): void => {
+      let m: { type?: string; code?: unknown; message?: unknown } = {};
+      try {
+        if (!isBinary) m = JSON.parse(data.toString("utf8")) as typeof m;
+      } catch {
+        // not a control frame
+      }
+      if (m.type === "ready" && !settled) {
+        settled = true;
+        ws.off("message", onMessage);
+        // Synchronously, so the node's first bytes (its SSH banner) reach the stream.
+        resolve(createWebSocketStream(ws));
+        return;
+      }
+      const code = typeof m.code === "string" ? (m.code as ErrorCode) : "unavailable";
+      fail(new SvcError(code, typeof m.message === "string" ? m.message : "the proxy sent no ready frame"));
+    };
+    ws.on("message", onMessage);
+    ws.on("close", () => fail(new UnavailableError(`the proxy closed the node stream to ${node}`)));
+    ws.on("error", (err: Error) =>
+      fail(new UnavailableError(`node stream through ${t.proxy} failed: ${err.message}`)),
+    );
+  });
+}
+
+async function sshSession(
+  p: Profile,
   hostname: string,
   login: string,
   command: string,
+  via: "direct" | "proxy",
 ): Promise<number> {
   const { nodes } = await listNodes();
   const n = nodes.find((x) => x.hostname === hostname);
   if (!n)
     throw new NotFoundError(`unknown node ${JSON.stringify(hostname)} (svc ls lists the nodes you can see)`);
-  if (n.addresses.length === 0) throw new UnavailableError(`node ${hostname} advertises no address`);
   // Scoped to this node: the principals are exactly the logins the roles grant there.
   const { key, certs } = await issueCerts(p, 0, n.id);
   if (!certs.principals.includes(login)) {
@@ -69,35 +128,54 @@ async function direct(
       `login ${JSON.stringify(login)} is not allowed by your roles (allowed: ${certs.principals.join(", ")})`,
     );
   }
+  const hostVerifier = (where: string) =>
+    hostCertificateVerifier({
+      trustedCaKeys: certs.host_ca_keys,
+      // By node ID: the identity auth resolved, which no other node's certificate names.
+      principal: n.id,
+      clock: systemClock,
+      onRefused: (reason) => process.stderr.write(`svc: node ${n.hostname} ${where} refused: ${reason}\n`),
+    });
+  const credentials = {
+    username: login,
+    privateKey: key.privateKey,
+    certificate: certs.certificate,
+    requireHostCertificate: true,
+  };
   let client: SshClient | undefined;
-  let lastError: unknown;
-  for (const address of n.addresses) {
-    const { host, port } = splitProxyAddress(address);
-    try {
-      client = await connectWithCertificate({
-        host,
-        port,
-        username: login,
-        privateKey: key.privateKey,
-        certificate: certs.certificate,
-        requireHostCertificate: true,
-        hostVerifier: hostCertificateVerifier({
-          trustedCaKeys: certs.host_ca_keys,
-          // By node ID: the identity auth resolved, which no other node's certificate names.
-          principal: n.id,
-          clock: systemClock,
-          onRefused: (reason) =>
-            process.stderr.write(`svc: node ${n.hostname} at ${address} refused: ${reason}\n`),
-        }),
-      });
-      break;
-    } catch (err) {
-      lastError = err;
+  if (via === "proxy") {
+    const sock = await dialThroughProxy(p, hostname, login);
+    client = await connectWithCertificate({
+      ...credentials,
+      host: hostname,
+      port: 0,
+      sock,
+      hostVerifier: hostVerifier("through the proxy"),
+    }).catch((err: unknown) => {
+      sock.destroy();
+      throw err;
+    });
+  } else {
+    if (n.addresses.length === 0) throw new UnavailableError(`node ${hostname} advertises no address`);
+    let lastError: unknown;
+    for (const address of n.addresses) {
+      const { host, port } = splitProxyAddress(address);
+      try {
+        client = await connectWithCertificate({
+          ...credentials,
+          host,
+          port,
+          hostVerifier: hostVerifier(`at ${address}`),
+        });
+        break;
+      } catch (err) {
+        lastError = err;
+      }
     }
-  }
-  if (!client) {
-    const why = lastError instanceof Error ? lastError.message : "unreachable";
-    throw new UnavailableError(`cannot connect to ${hostname} directly: ${why}`);
+    if (!client) {
+      const why = lastError instanceof Error ? lastError.message : "unreachable";
+      throw new UnavailableError(`cannot connect to ${hostname} directly: ${why}`);
+    }
   }
   const c = client;
   try {
@@ -135,11 +213,7 @@ async function direct(
   }
 }
 
-async function viaProxy(
-  p: Awaited<ReturnType<typeof requireSession>>,
-  node: string,
-  login: string,
-): Promise<number> {
+async function viaProxy(p: Profile, node: string, login: string): Promise<number> {
   const t = targetOf(p);
   splitProxyAddress(t.proxy);
   const size = terminalSize();
