@@ -66,6 +66,7 @@ export class TunnelClient {
   #stopped = false;
   #connects = 0;
   #location: TunnelLocation | undefined;
+  #up = false;
   readonly #waiters = new Set<() => void>();
 
   constructor(o: TunnelClientOptions) {
@@ -115,7 +116,10 @@ export class TunnelClient {
   }
 
   status(): TunnelStatus {
-    return { connected: this.#session !== undefined && !this.#session.closed, connects: this.#connects };
+    return {
+      connected: this.#up && this.#session !== undefined && !this.#session.closed,
+      connects: this.#connects,
+    };
   }
 
   /** Resolves once a tunnel is up (at once when it already is). */
@@ -176,6 +180,7 @@ export class TunnelClient {
     socket.once("close", () => {
       if (this.#socket === socket) this.#socket = undefined;
       this.#session = undefined;
+      this.#up = false;
       this.#location = undefined;
       this.#schedule();
     });
@@ -184,11 +189,17 @@ export class TunnelClient {
   #onSession(session: ServerHttp2Session): void {
     const o = this.#o;
     this.#session = session;
-    this.#connects++;
-    this.#attempt = 0;
-    o.logger.info({ proxy: o.proxyAddress }, "tunnel to the proxy is up");
-    for (const w of this.#waiters) w();
-    this.#waiters.clear();
+    // The proxy speaks h2 only once it admitted us: its SETTINGS mean the tunnel is up. A refusal
+    // closes the connection before that, so it neither counts nor resets the backoff.
+    session.once("remoteSettings", () => {
+      if (this.#session !== session) return;
+      this.#up = true;
+      this.#connects++;
+      this.#attempt = 0;
+      o.logger.info({ proxy: o.proxyAddress }, "tunnel to the proxy is up");
+      for (const w of this.#waiters) w();
+      this.#waiters.clear();
+    });
     keepAlive(session, o.heartbeat ?? DEFAULT_HEARTBEAT, () =>
       o.logger.warn({ proxy: o.proxyAddress }, "the proxy stopped answering: reconnecting"),
     );
