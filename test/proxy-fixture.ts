@@ -5,6 +5,7 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
+import type { Registry } from "prom-client";
 import { openSqliteBackend, type SqliteBackend } from "../core/backend/sqlite.ts";
 import { CertificateAuthorities } from "../core/ca/authorities.ts";
 import { FileCaKeyStore } from "../core/ca/key-store.ts";
@@ -190,7 +191,12 @@ export async function startProxySide(o: {
   proxyClient: { certPem: string; keyPem: string };
   proxyServer: { certPem: string; keyPem: string };
   resources: MemorySource;
-  overrides?: Partial<Pick<ProxyConfig, "rateLimit" | "bodyLimit" | "trustedProxies" | "limits">>;
+  overrides?: Partial<
+    Pick<ProxyConfig, "rateLimit" | "bodyLimit" | "trustedProxies" | "limits" | "clientHelloTimeoutMs">
+  >;
+  /** gRPC passthrough to auth on the public port (test/proxy-routing.test.ts) */
+  authPassthrough?: { address: string; serverName: string };
+  metrics?: Registry;
 }): Promise<{
   proxy: ProxyServer;
   authApi: GrpcAuthApi;
@@ -230,6 +236,8 @@ export async function startProxySide(o: {
       ready: () => resourcesReady,
       resources: o.resources,
       routes: [userCertRoutes({ api: cliAuthApi })],
+      ...(o.authPassthrough ? { authPassthrough: o.authPassthrough } : {}),
+      ...(o.metrics ? { metrics: o.metrics } : {}),
     });
   } catch (err) {
     authApi.close();

@@ -20,6 +20,8 @@ describe("public routes", () => {
       server_version: "0.1.0",
       client_version_policy: { minimum: "0.1.0", recommended: "0.1.0" },
       auth: { local_login: true, default_connector: "" },
+      // this fixture's proxy passes nothing through (test/proxy-routing.test.ts covers routing)
+      tls_routing: { auth_server_name: "", tunnel: false },
     });
   });
 

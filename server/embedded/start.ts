@@ -190,6 +190,7 @@ export async function startEmbedded(
     closers.push(async () => adminApi.close());
     // Nodes reach auth where svcd prints it (auth.advertise_addr, else the listen address).
     const agentAuthAddress = config.auth.advertise_addr ?? `${authListen.host}:${auth.port}`;
+    const registry = createMetricsRegistry("svcd");
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfig,
       tls: proxyTls,
@@ -197,6 +198,12 @@ export async function startEmbedded(
       logger: logger.child({ component: "proxy" }),
       ready: () => source.synced(),
       resources: source,
+      // gRPC for auth on the proxy's port too (auth's certificate names "localhost" here).
+      authPassthrough: {
+        address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
+        serverName: "localhost",
+      },
+      metrics: registry,
       // The browser terminal (and `svc ssh`), recordings, the web UI, and the CLI routes.
       routes: [
         terminalRoutes({ terminalAuth, clock }),
@@ -217,7 +224,7 @@ export async function startEmbedded(
     const diagAddr = opts.diagListen ?? config.auth.diagnostics_addr;
     if (diagAddr) {
       const d = splitHostPort(diagAddr);
-      diagnostics = await startDiagnostics(createMetricsRegistry("svcd"), d.host, d.port);
+      diagnostics = await startDiagnostics(registry, d.host, d.port);
       const running = diagnostics;
       closers.push(() => running.close());
     }

@@ -8,6 +8,7 @@ import Fastify, {
   LogController,
 } from "fastify";
 import type { Logger } from "pino";
+import type { Registry } from "prom-client";
 import type { ResourceSource } from "../../core/sources/source.ts";
 import type { AuthApi } from "./auth-client.ts";
 import type { ProxyConfig, ProxyTls } from "./config.ts";
@@ -23,7 +24,7 @@ import { sessionRateLimitPlugin } from "./plugins/session-rate-limit.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { listRoutes } from "./routes/lists.ts";
 import { loginRoutes } from "./routes/login.ts";
-import { publicRoutes } from "./routes/public.ts";
+import { publicRoutes, type TlsRoutingInfo } from "./routes/public.ts";
 import { ssoRoutes } from "./routes/sso.ts";
 import { webauthnDeviceRoutes } from "./routes/webauthn-devices.ts";
 import { validatorCompiler } from "./validation.ts";
@@ -42,12 +43,25 @@ export interface ProxyDeps {
    * get the error handler, headers, `app.requireSession` and `app.authApi` like every route.
    */
   routes?: FastifyPluginAsync[];
+  /**
+   * Where the public port passes gRPC connections for auth through (raw TCP; docs/one-address.md):
+   * auth's gRPC address and the TLS name on its certificate. Without it nothing routes to auth.
+   */
+  authPassthrough?: { address: string; serverName: string };
+  /** The role's metrics registry: connection routing counters are registered in it. */
+  metrics?: Registry;
+}
+
+/** What the listener around the app tells it (server.ts). */
+export interface ProxyAppExtras {
+  /** ping's tls_routing, read on every ping */
+  tlsRouting?: () => TlsRoutingInfo;
 }
 
 /** Path parameters are bounded by their schemas (at most 256); beyond this fastify answers 414. */
 const MAX_PARAM_LENGTH = 1024;
 
-export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
+export async function buildProxyApp(deps: ProxyDeps, extras: ProxyAppExtras = {}): Promise<FastifyInstance> {
   const securityHeaders = computeSecurityHeaders(deps.config.publicUrl);
   const options: FastifyServerOptions = {
     loggerInstance: deps.logger,
@@ -104,7 +118,7 @@ export async function buildProxyApp(deps: ProxyDeps): Promise<FastifyInstance> {
   });
   await app.register(openApiPlugin, { publicUrl: deps.config.publicUrl, version: deps.config.serverVersion });
 
-  await app.register(publicRoutes);
+  await app.register(publicRoutes, extras.tlsRouting ? { tlsRouting: extras.tlsRouting } : {});
   await app.register(healthRoutes);
   await app.register(loginRoutes);
   await app.register(ssoRoutes);

@@ -55,6 +55,11 @@ export interface ProxyConfig {
    */
   trustedProxies: string[];
   limits: ProxyLimits;
+  /**
+   * A connection on the public port must send its whole TLS ClientHello within this (ms) or is
+   * closed; routing/client-hello.ts CLIENT_HELLO_TIMEOUT_MS when unset (tests shorten it).
+   */
+  clientHelloTimeoutMs?: number;
 }
 
 export interface ProxyTls {

@@ -200,6 +200,9 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       logger,
       ready: () => (source?.synced() ?? false) && sourceFresh(config, source ?? {}),
       resources: source,
+      // gRPC for auth on the public port too: raw TCP, mutual TLS stays end to end.
+      authPassthrough: { address: authAddr, serverName },
+      metrics: registry,
       routes: [
         terminalRoutes({ terminalAuth: forwarding(() => current().terminalAuth), clock }),
         recordingRoutes({ terminalAuth: forwarding(() => current().terminalAuth) }),

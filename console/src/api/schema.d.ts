@@ -5180,6 +5180,13 @@ export interface paths {
               };
               cluster_name: string;
               server_version: string;
+              /** @description what one public address carries besides HTTPS (docs/one-address.md) */
+              tls_routing: {
+                /** @description SNI that routes a TLS connection on this port to auth's gRPC (the name on auth's certificate); "" = this proxy does not pass gRPC through to auth */
+                auth_server_name: string;
+                /** @description agents may open reverse tunnels to this port (ALPN svc-tunnel) */
+                tunnel: boolean;
+              };
             };
           };
         };

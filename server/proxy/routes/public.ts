@@ -18,7 +18,28 @@ const Ping = Type.Object({
         'the connector `svc login` uses when password login is off (auth.default_connector; "" = none)',
     }),
   }),
+  tls_routing: Type.Object(
+    {
+      auth_server_name: Type.String({
+        description:
+          "SNI that routes a TLS connection on this port to auth's gRPC (the name on auth's certificate); \"\" = this proxy does not pass gRPC through to auth",
+      }),
+      tunnel: Type.Boolean({ description: "agents may open reverse tunnels to this port (ALPN svc-tunnel)" }),
+    },
+    { description: "what one public address carries besides HTTPS (docs/one-address.md)" },
+  ),
 });
+
+/** ping's `tls_routing`: what the public port routes besides HTTPS. */
+export interface TlsRoutingInfo {
+  auth_server_name: string;
+  tunnel: boolean;
+}
+
+export interface PublicRoutesOptions {
+  /** read on each ping; without it the proxy routes nothing but HTTPS */
+  tlsRouting?: () => TlsRoutingInfo;
+}
 
 const Connector = Type.Object({
   name: Type.String(),
@@ -93,7 +114,7 @@ function cachedLoginSettings(
 /** Public key material changes rarely (CA rotation); let verifiers cache it briefly. */
 const publicCache = "public, max-age=60";
 
-export async function publicRoutes(app: FastifyInstance): Promise<void> {
+export async function publicRoutes(app: FastifyInstance, opts: PublicRoutesOptions = {}): Promise<void> {
   const cfg = app.proxyConfig;
   // Built from config, plus auth's login settings cached briefly: ping is the cheapest call of
   // the API and reaches auth at most once per CLUSTER_AUTH_TTL_MS.
@@ -103,6 +124,7 @@ export async function publicRoutes(app: FastifyInstance): Promise<void> {
     client_version_policy: cfg.clientVersionPolicy,
   };
   const loginSettings = cachedLoginSettings(() => app.authApi.getClusterInfo());
+  const tlsRouting = opts.tlsRouting ?? (() => ({ auth_server_name: "", tunnel: false }));
 
   app.get(
     "/v1/webapi/ping",
@@ -113,7 +135,7 @@ export async function publicRoutes(app: FastifyInstance): Promise<void> {
         response: { 200: Ping, ...errorResponses(...commonErrors) },
       },
     },
-    async () => ({ ...ping, auth: await loginSettings() }),
+    async () => ({ ...ping, auth: await loginSettings(), tls_routing: tlsRouting() }),
   );
 
   app.get(
