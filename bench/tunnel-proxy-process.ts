@@ -11,10 +11,7 @@ import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
 import { startProxyServer } from "../server/proxy/server.ts";
 import { GrpcTerminalAuthApi } from "../server/proxy/terminal-auth.ts";
 import { terminalRoutes } from "../server/proxy/terminal-route.ts";
-import { NodeDialer } from "../server/proxy/tunnel/dialer.ts";
-import { TunnelRegistry } from "../server/proxy/tunnel/registry.ts";
-import { TunnelServer } from "../server/proxy/tunnel/server.ts";
-import { TUNNEL_ALPN } from "../server/tunnel/protocol.ts";
+import { createProxyTunnels } from "../server/proxy/tunnel/index.ts";
 
 export interface TunnelProxyProcessConfig {
   authAddress: string;
@@ -52,10 +49,9 @@ const grpc = {
 };
 const authApi = new GrpcAuthApi(grpc);
 const terminalAuth = new GrpcTerminalAuthApi(grpc);
-const registry = new TunnelRegistry();
-const dialer = new NodeDialer({ registry });
-const tunnels = new TunnelServer({
-  registry,
+// As `svcd proxy` assembles them. No registered-node check: auth's backend is in the benchmark's
+// process (svcd start checks its node records; the check is one lookup per tunnel at connect).
+const tunnels = createProxyTunnels({
   tls: () => ({ certPem: cfg.serverCertPem, keyPem: cfg.serverKeyPem, caPems: cfg.caPems }),
   logger,
 });
@@ -78,9 +74,9 @@ const proxy = await startProxyServer({
   logger,
   ready: () => true,
   resources: { list: () => [] },
-  routes: [terminalRoutes({ terminalAuth, clock: systemClock, dialer })],
+  routes: [terminalRoutes({ terminalAuth, clock: systemClock, dialer: tunnels.dialer })],
 });
-proxy.router.handle(TUNNEL_ALPN, (socket) => tunnels.handle(socket));
+tunnels.attach(proxy.router);
 
 const gc = (globalThis as { gc?: () => void }).gc;
 process.on("message", (msg: { cmd?: string }) => {
@@ -100,12 +96,11 @@ process.on("message", (msg: { cmd?: string }) => {
     const out: ProxyCpu = { cpuMicros: c.user + c.system, wallMs: performance.now() };
     process.send?.(out);
   } else if (msg?.cmd === "tunnels") {
-    process.send?.({ tunnels: registry.size });
+    process.send?.({ tunnels: tunnels.registry.size });
   }
 });
 process.once("SIGTERM", () => {
   tunnels.close();
-  registry.closeAll();
   void proxy.close().then(() => {
     authApi.close();
     terminalAuth.close();

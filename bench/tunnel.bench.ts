@@ -127,6 +127,26 @@ export default async function tunnelBench(): Promise<BenchReport> {
     const tunnelsUp = async (): Promise<number> =>
       (await ask<{ tunnels: number }>(proxyChild, "tunnels")).tunnels;
 
+    // Idle memory per tunnel, first, while the proxy's heap and RSS are still those of a fresh
+    // process (terminal floods later leave freed pages that hide growth): lightweight agents
+    // (bench/tunnel-fleet.ts), the proxy measured after a full GC. They stay connected.
+    const fleet = tunnelFleet({ env, proxyAddress });
+    cleanups.push(() => fleet.close());
+    const base = await ask<ProxyMemory>(proxyChild, "memory");
+    const idleStart = performance.now();
+    await fleet.grow(IDLE_TUNNELS);
+    await until(async () => (await tunnelsUp()) >= IDLE_TUNNELS, `${IDLE_TUNNELS} tunnels`);
+    const idleSeconds = (performance.now() - idleStart) / 1000;
+    await new Promise((r) => setTimeout(r, 3000));
+    const idle = await ask<ProxyMemory>(proxyChild, "memory");
+    const per = (k: keyof ProxyMemory): number => (idle[k] - base[k]) / IDLE_TUNNELS / 1024;
+    const rssKiB = per("rss");
+    const jsKiB = per("heapUsed") + per("external");
+    rows.push({
+      name: `proxy memory per idle tunnel (${IDLE_TUNNELS} open)`,
+      note: `RSS +${rssKiB.toFixed(1)} KiB, V8 heap+external +${jsKiB.toFixed(1)} KiB; opened in ${idleSeconds.toFixed(1)} s`,
+    });
+
     // Two agents of the same build: one dialled over TCP, one reached through its tunnel (it has
     // no listening port and reaches auth through the proxy's public port too).
     const direct = startAgentProcess({
@@ -152,9 +172,11 @@ export default async function tunnelBench(): Promise<BenchReport> {
     cleanups.push(() => tunnelled.stop());
     await direct.ready;
     await tunnelled.ready;
-    await until(async () => (await tunnelsUp()) >= 1, "the agent's tunnel").catch((err: Error) => {
-      throw new Error(`${err.message}; agent: ${tunnelled.stderr().slice(-2000)}`);
-    });
+    await until(async () => (await tunnelsUp()) >= IDLE_TUNNELS + 1, "the agent's tunnel").catch(
+      (err: Error) => {
+        throw new Error(`${err.message}; agent: ${tunnelled.stderr().slice(-2000)}`);
+      },
+    );
 
     const open = (node: string): Promise<Session> =>
       wsSession({
@@ -214,24 +236,6 @@ export default async function tunnelBench(): Promise<BenchReport> {
       });
     }
 
-    // Idle memory per tunnel: lightweight agents (bench/tunnel-fleet.ts), proxy measured after GC.
-    const fleet = tunnelFleet({ env, proxyAddress });
-    cleanups.push(() => fleet.close());
-    const base = await ask<ProxyMemory>(proxyChild, "memory");
-    const idleStart = performance.now();
-    await fleet.grow(IDLE_TUNNELS);
-    await until(async () => (await tunnelsUp()) >= IDLE_TUNNELS + 1, `${IDLE_TUNNELS} tunnels`);
-    const idleSeconds = (performance.now() - idleStart) / 1000;
-    await new Promise((r) => setTimeout(r, 3000));
-    const idle = await ask<ProxyMemory>(proxyChild, "memory");
-    const per = (k: keyof ProxyMemory): number => (idle[k] - base[k]) / IDLE_TUNNELS / 1024;
-    const rssKiB = per("rss");
-    const jsKiB = per("heapUsed") + per("external");
-    rows.push({
-      name: `proxy memory per idle tunnel (${IDLE_TUNNELS} open)`,
-      note: `RSS +${rssKiB.toFixed(1)} KiB, V8 heap+external +${jsKiB.toFixed(1)} KiB; opened in ${idleSeconds.toFixed(1)} s`,
-    });
-
     // 1,000 tunnelled agents: the rest of the fleet, then the proxy's CPU over a quiet window in
     // which every tunnel exchanges heartbeats (h2 PING both ways every 10 s).
     const fleetStart = performance.now();
@@ -247,7 +251,7 @@ export default async function tunnelBench(): Promise<BenchReport> {
     const loaded = await ask<ProxyMemory>(proxyChild, "memory");
     rows.push({
       name: `proxy with ${FLEET} tunnelled agents (+1 real)`,
-      note: `CPU ${cpuPercent.toFixed(2)} % of one core over ${CPU_WINDOW_MS / 1000} s idle with heartbeats; RSS ${(loaded.rss / MiB).toFixed(0)} MiB (base ${(base.rss / MiB).toFixed(0)}), heap ${(loaded.heapUsed / MiB).toFixed(0)} MiB; ${held} tunnels still up after the window; the last ${FLEET - IDLE_TUNNELS} connected in ${fleetSeconds.toFixed(1)} s`,
+      note: `CPU ${cpuPercent.toFixed(2)} % of one core over ${CPU_WINDOW_MS / 1000} s idle with heartbeats; RSS ${(loaded.rss / MiB).toFixed(0)} MiB (fresh ${(base.rss / MiB).toFixed(0)}), V8 heap ${(loaded.heapUsed / MiB).toFixed(0)} MiB (fresh ${(base.heapUsed / MiB).toFixed(0)}); ${held} tunnels still up after the window; the last ${FLEET - IDLE_TUNNELS} connected in ${fleetSeconds.toFixed(1)} s`,
     });
 
     return {

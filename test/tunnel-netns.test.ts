@@ -211,6 +211,15 @@ describe("a tunnelled node in a namespace that reaches only the proxy", () => {
         `${NODE} online`,
         120_000,
       );
+      // Online means heartbeating to auth (through the proxy); the tunnel is the other half.
+      await waitFor(() => out.includes("tunnel to the proxy is up"), "the agent's tunnel", 60_000).catch(
+        (err: Error) => {
+          throw new Error(`${err.message}\nagent: ${out}`);
+        },
+      );
+      // Nothing to dial: the node advertises no address.
+      const listed = json<Array<{ hostname: string; addresses: string[] }>>(await svc(["ls", "--json"]));
+      expect(listed.find((n) => n.hostname === NODE)?.addresses).toEqual([]);
     },
     STEP,
   );
