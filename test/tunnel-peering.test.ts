@@ -24,6 +24,8 @@ import { BadParameterError, UnavailableError } from "../core/errors.ts";
 import { loadIdentity } from "../server/agent/identity.ts";
 import { type RunningAgent, runAgent } from "../server/agent/main.ts";
 import { agentMetadata, callUnary, createAuthClient } from "../server/auth/client.ts";
+import { proxyDefaults } from "../server/proxy/config.ts";
+import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
 import { announceLocation, isLocationRequest, readLocation } from "../server/proxy/peering/location.ts";
 import {
   type LocalTunnels,
@@ -32,8 +34,16 @@ import {
   peerAddressOf,
 } from "../server/proxy/peering/peering.ts";
 import { PEER_ALPN, peerAuthority } from "../server/proxy/peering/protocol.ts";
+import { type ProxyServer, startProxyServer } from "../server/proxy/server.ts";
 import { GrpcTerminalAuthApi } from "../server/proxy/terminal-auth.ts";
+import { terminalRoutes } from "../server/proxy/terminal-route.ts";
+import { NodeDialer } from "../server/proxy/tunnel/dialer.ts";
+import { TunnelRegistry } from "../server/proxy/tunnel/registry.ts";
+import { TunnelServer } from "../server/proxy/tunnel/server.ts";
+import { TUNNEL_ALPN } from "../server/tunnel/protocol.ts";
 import { type AgentAuthEnv, silent, startAgentAuthEnv } from "./agent-fixture.ts";
+import { mustOpen } from "./terminal-client.ts";
+import type { FixtureGrpc } from "./terminal-fixture.ts";
 
 const PUBLIC_HOST = "proxy.svc.test";
 
@@ -387,4 +397,265 @@ describe("peer address", () => {
     expect(peerAddressOf({ listen_addr: "192.168.1.2:4080" }, {})).toBe("192.168.1.2:4080");
     expect(peerAddressOf({ listen_addr: "0.0.0.0:3080" }, {})).toMatch(/^[^:]+:3080$/);
   });
+});
+
+// ---------------------------------------------------------------------------------------------
+// Two real proxies on one auth, each with its public port router, tunnel server and peering; a
+// tunnel-only agent (no SSH port) behind a switchable TCP balancer in front of both proxies.
+
+interface RealProxy {
+  name: string;
+  proxy: ProxyServer;
+  registry: TunnelRegistry;
+  peering: ProxyPeering;
+}
+
+async function freePort(): Promise<number> {
+  const srv = createServer();
+  srv.listen(0, "127.0.0.1");
+  await once(srv, "listening");
+  const port = (srv.address() as { port: number }).port;
+  await new Promise((r) => srv.close(r));
+  return port;
+}
+
+async function startRealProxy(name: string, clients: FixtureGrpc): Promise<RealProxy> {
+  const port = await freePort();
+  const registry = new TunnelRegistry();
+  const tunnelServer = new TunnelServer({
+    registry,
+    tls: () => ({ certPem: identity.certPem, keyPem: identity.keyPem, caPems: identity.caPems }),
+    logger: silent,
+  });
+  const peering = new ProxyPeering({
+    tunnels: registry,
+    identity: () => identity,
+    peerAddr: `127.0.0.1:${port}`,
+    selfId: name,
+    logger: silent,
+    timeoutMs: 5_000,
+  });
+  const terminalAuth = new GrpcTerminalAuthApi(clients);
+  const authApi = new GrpcAuthApi(clients);
+  const origin = `https://${PUBLIC_HOST}:${port}`;
+  const proxy = await startProxyServer({
+    config: {
+      ...proxyDefaults,
+      listenHost: "127.0.0.1",
+      listenPort: port,
+      publicUrl: origin,
+      clusterName: "test",
+      serverVersion: "0.1.0",
+      clientVersionPolicy: { minimum: "0.1.0", recommended: "0.1.0" },
+      oidcIssuerUrl: origin,
+      rateLimit: { perAddress: 1000, perUsername: 1000, windowMs: 60_000 },
+    },
+    tls: { certPem: identity.certPem, keyPem: identity.keyPem },
+    authApi,
+    logger: silent,
+    ready: () => true,
+    resources: env.source,
+    routes: [
+      terminalRoutes({
+        terminalAuth,
+        clock: systemClock,
+        dialer: new NodeDialer({ registry, peer: peering.peerDial, timeoutMs: 5_000 }),
+      }),
+    ],
+  });
+  proxy.router.handle(TUNNEL_ALPN, (s) => tunnelServer.handle(s));
+  peering.register(proxy.router);
+  cleanups.push(async () => {
+    peering.close();
+    tunnelServer.close();
+    registry.closeAll();
+    await proxy.close();
+    terminalAuth.close();
+    authApi.close();
+  });
+  return { name, proxy, registry, peering };
+}
+
+/** A TCP balancer in front of the proxies: `point(port)` sends new connections there and cuts the old. */
+async function startBalancer(firstPort: number): Promise<{ addr: string; point(port: number): void }> {
+  let target = firstPort;
+  const live = new Set<Socket>();
+  const { addr } = await listenFor((inbound) => {
+    const outbound = connect({ host: "127.0.0.1", port: target });
+    for (const s of [inbound, outbound]) {
+      live.add(s);
+      s.once("close", () => live.delete(s));
+      s.on("error", () => {});
+    }
+    inbound.pipe(outbound).pipe(inbound);
+    inbound.once("close", () => outbound.destroy());
+    outbound.once("close", () => inbound.destroy());
+  });
+  cleanups.push(() => {
+    for (const s of live) s.destroy();
+  });
+  return {
+    addr,
+    point(port) {
+      target = port;
+      for (const s of live) s.destroy();
+    },
+  };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe().catch(() => undefined);
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("two proxies on one auth", () => {
+  let a: RealProxy;
+  let b: RealProxy;
+  let tunnelled: RunningAgent;
+  let session = "";
+  let nodeView: GrpcTerminalAuthApi;
+  let balancer: Awaited<ReturnType<typeof startBalancer>>;
+
+  beforeAll(async () => {
+    const clients: FixtureGrpc = {
+      address: env.address,
+      caPems: [env.cas.hostCa.certPem],
+      certPem: identity.clientCertPem,
+      keyPem: identity.clientKeyPem,
+      serverName: env.serverName,
+    };
+    a = await startRealProxy("proxy-a", clients);
+    b = await startRealProxy("proxy-b", clients);
+    nodeView = new GrpcTerminalAuthApi(clients);
+    cleanups.push(() => nodeView.close());
+    session = await env.login("alice");
+    balancer = await startBalancer(a.proxy.port);
+    tunnelled = await runAgent({
+      authAddress: env.address,
+      authServerName: env.serverName,
+      caPin: env.pin,
+      token: await env.addToken("tunnel-agent-token"),
+      dataDir: join(dir, "tunnel-agent"),
+      hostname: "node-tunnel",
+      logger: silent,
+      heartbeatIntervalSeconds: 3600,
+      tunnel: {
+        proxyAddress: balancer.addr,
+        serverName: PUBLIC_HOST,
+        backoff: { minMs: 100, maxMs: 500 },
+      },
+    });
+    cleanups.push(() => tunnelled.close());
+  }, 60_000);
+
+  const locationIs = (proxyId: string) =>
+    until(`the node's tunnel location to be ${proxyId}`, async () => {
+      const n = await nodeView.authorizeNodeLogin(session, "node-tunnel", "root");
+      return n.tunnel?.proxyId === proxyId ? n : undefined;
+    });
+
+  async function shellThrough(p: RealProxy): Promise<void> {
+    const c = await mustOpen({
+      baseUrl: p.proxy.url,
+      caPem: env.cas.hostCa.certPem,
+      servername: PUBLIC_HOST,
+      query: { node: "node-tunnel", login: "root", cols: "80", rows: "24" },
+      headers: { authorization: `Bearer ${session}` },
+    });
+    try {
+      expect(await c.waitControl("ready", 30_000)).toEqual({
+        type: "ready",
+        node: "node-tunnel",
+        login: "root",
+      });
+      c.type(`echo via-${p.name}-''ok\r`);
+      await c.waitFor(`via-${p.name}-ok`, 30_000);
+    } finally {
+      c.ws.close();
+    }
+  }
+
+  it("a browser terminal through the replica without the tunnel reaches the node", async () => {
+    const node = await locationIs("proxy-a");
+    expect(node.addresses).toEqual([]); // tunnel only: no other way in
+    expect(node.tunnel).toEqual(a.peering.location);
+    expect(a.registry.has(tunnelled.agentId)).toBe(true);
+    expect(b.registry.has(tunnelled.agentId)).toBe(false);
+    await shellThrough(b);
+    await shellThrough(a);
+  }, 90_000);
+
+  it("after the tunnel moves to the other replica, the first one reaches the node through it", async () => {
+    balancer.point(b.proxy.port);
+    await until("the tunnel on proxy-b", async () => (b.registry.has(tunnelled.agentId) ? true : undefined));
+    await locationIs("proxy-b");
+    expect(a.registry.has(tunnelled.agentId)).toBe(false);
+    await shellThrough(a);
+  }, 90_000);
+
+  it("a node claiming a bogus location makes the proxy dial no arbitrary service: node unreachable", async () => {
+    // Any TCP service: it must see nothing past a TLS ClientHello (no CONNECT, no SSH bytes).
+    const seen: Buffer[] = [];
+    const { addr: serviceAddr } = await listenFor((s) => {
+      s.on("data", (d: Buffer) => seen.push(d));
+      s.on("error", () => {});
+    });
+    const liar = await runAgent({
+      authAddress: env.address,
+      authServerName: env.serverName,
+      caPin: env.pin,
+      token: await env.addToken("liar-agent-token"),
+      dataDir: join(dir, "liar-agent"),
+      hostname: "node-liar",
+      logger: silent,
+      heartbeatIntervalSeconds: 3600,
+      tunnel: { proxyAddress: "127.0.0.1:1", backoff: { minMs: 60_000, maxMs: 60_000 } },
+    });
+    cleanups.push(() => liar.close());
+    const id = await loadIdentity(join(dir, "liar-agent"));
+    if (!id) throw new Error("liar identity missing");
+    const client = createAuthClient({
+      address: env.address,
+      caPems: id.hostCaPems,
+      certPem: id.tlsCertificatePem,
+      keyPem: id.tlsKeyPem,
+      serverName: env.serverName,
+    });
+    cleanups.push(() => client.close());
+    for (const peerAddr of [serviceAddr, env.address]) {
+      await callUnary(
+        client,
+        "Heartbeat",
+        {
+          hostname: "node-liar",
+          addresses: [],
+          labels: {},
+          version: "0.1.0",
+          tunnel: { proxy_id: "proxy-z", peer_addr: peerAddr },
+        },
+        agentMetadata(id.agentId),
+      );
+      const c = await mustOpen({
+        baseUrl: a.proxy.url,
+        caPem: env.cas.hostCa.certPem,
+        servername: PUBLIC_HOST,
+        query: { node: "node-liar", login: "root", cols: "80", rows: "24" },
+        headers: { authorization: `Bearer ${session}` },
+      });
+      const ctl = await c.waitControl("error", 30_000);
+      expect(ctl).toMatchObject({ type: "error" });
+      expect(JSON.stringify(ctl)).toMatch(/unreachable/);
+      c.ws.close();
+    }
+    // The service got a TLS handshake record at most (content type 0x16), nothing else.
+    const bytes = Buffer.concat(seen);
+    expect(bytes.length).toBeGreaterThan(0);
+    expect(bytes[0]).toBe(0x16);
+    expect(bytes.includes(Buffer.from("SSH-2.0"))).toBe(false);
+  }, 90_000);
 });
