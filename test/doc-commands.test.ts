@@ -173,6 +173,12 @@ const ELSEWHERE: Elsewhere[] = [
     reads: "sso.md",
     why: "svc login --auth needs an identity provider and a browser: the SSO CLI test runs the guide's commands against oidc-provider with Chromium",
   },
+  {
+    file: "docs/tunnels.md",
+    by: ["test/tunnel-cli.test.ts"],
+    evidence: ['"--proxy"', '"--tunnel"', '"--ca-pin"', '"--token"', '"--data-dir"'],
+    why: "a token and a node's own data folder: the tunnel CLI test runs svcd agent --proxy --tunnel as a process and reaches it with svc ssh",
+  },
   ...["auth", "proxy"].map(
     (name): Elsewhere => ({
       file: "docs/performance.md",

@@ -11,6 +11,7 @@ import { FolderSource } from "../../core/sources/folder.ts";
 import { webRoutes } from "../../web/serve.ts";
 import { startAuthRole } from "../assemble-auth.ts";
 import { PasswordResets } from "../auth/admin-password-reset.ts";
+import { NodeStore } from "../auth/nodes.ts";
 import { setPassword } from "../auth/passwords.ts";
 import { splitHostPort } from "../config.ts";
 import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
@@ -26,6 +27,7 @@ import { userCertRoutes } from "../proxy/routes/user-certs.ts";
 import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
 import { GrpcTerminalAuthApi } from "../proxy/terminal-auth.ts";
 import { terminalRoutes } from "../proxy/terminal-route.ts";
+import { createProxyTunnels } from "../proxy/tunnel/index.ts";
 import { ServerCertRenewer } from "../roles/server-cert-renewal.ts";
 import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
@@ -191,6 +193,14 @@ export async function startEmbedded(
     // Nodes reach auth where svcd prints it (auth.advertise_addr, else the listen address).
     const agentAuthAddress = config.auth.advertise_addr ?? `${authListen.host}:${auth.port}`;
     const registry = createMetricsRegistry("svcd");
+    // Reverse tunnels (docs/tunnels.md): agents' TLS is checked against the host CA and the node
+    // must still be registered here (a removed node's certificate outlives its record).
+    const nodeRecords = new NodeStore({ backend, clock });
+    const tunnels = createProxyTunnels({
+      tls: () => ({ certPem: proxyTls.certPem, keyPem: proxyTls.keyPem, caPems: [cas.hostCa.certPem] }),
+      isRegisteredNode: async (id) => (await nodeRecords.get(id)) !== undefined,
+      logger: logger.child({ component: "proxy-tunnel" }),
+    });
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfig,
       tls: proxyTls,
@@ -206,7 +216,7 @@ export async function startEmbedded(
       metrics: registry,
       // The browser terminal (and `svc ssh`), recordings, the web UI, and the CLI routes.
       routes: [
-        terminalRoutes({ terminalAuth, clock }),
+        terminalRoutes({ terminalAuth, clock, dialer: tunnels.dialer }),
         recordingRoutes({ terminalAuth }),
         webRoutes(),
         passwordResetRoutes({ api: cliAuthApi }),
@@ -219,6 +229,8 @@ export async function startEmbedded(
       ],
     });
     closers.push(() => proxy.close());
+    tunnels.attach(proxy.router);
+    closers.push(async () => tunnels.close());
 
     let diagnostics: Diagnostics | undefined;
     const diagAddr = opts.diagListen ?? config.auth.diagnostics_addr;

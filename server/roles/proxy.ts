@@ -21,6 +21,7 @@ import { userCertRoutes } from "../proxy/routes/user-certs.ts";
 import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
 import { GrpcTerminalAuthApi } from "../proxy/terminal-auth.ts";
 import { terminalRoutes } from "../proxy/terminal-route.ts";
+import { createProxyTunnels } from "../proxy/tunnel/index.ts";
 import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
 import type { RoleDeps } from "./auth.ts";
@@ -189,6 +190,17 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       closers.add(() => running.close());
     }
 
+    // Reverse tunnels (docs/tunnels.md), terminated with the mounted identity (reloads included).
+    // No registered-node check here: auth has no call for it yet; a removed node's tunnel is never
+    // dialed, since every dial targets a node id auth has just resolved.
+    const tunnels = createProxyTunnels({
+      tls: () => ({
+        certPem: loaded.identity.certPem,
+        keyPem: loaded.identity.keyPem,
+        caPems: [loaded.identity.caPem],
+      }),
+      logger: logger.child({ component: "proxy-tunnel" }),
+    });
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfigFrom(config, SERVER_VERSION),
       tls: {
@@ -204,7 +216,11 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       authPassthrough: { address: authAddr, serverName },
       metrics: registry,
       routes: [
-        terminalRoutes({ terminalAuth: forwarding(() => current().terminalAuth), clock }),
+        terminalRoutes({
+          terminalAuth: forwarding(() => current().terminalAuth),
+          clock,
+          dialer: tunnels.dialer,
+        }),
         recordingRoutes({ terminalAuth: forwarding(() => current().terminalAuth) }),
         webRoutes(),
         passwordResetRoutes({ api: forwarding(() => current().cliAuthApi) }),
@@ -222,6 +238,8 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       ],
     });
     closers.add(() => proxy.close());
+    tunnels.attach(proxy.router);
+    closers.add(() => tunnels.close());
 
     const stopWatching = watchIdentityFolder(
       identityDir,
