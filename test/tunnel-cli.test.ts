@@ -19,6 +19,7 @@ describe("svc ssh to a node behind a reverse tunnel", () => {
   let agent: Daemon | undefined;
   let env: NodeJS.ProcessEnv;
   let authPort: number;
+  let startPlatform: () => Promise<Daemon>;
 
   const svc = (args: string[]): Promise<RunResult> => run("svc", args, { env });
   const svcctl = (args: string[]): Promise<RunResult> =>
@@ -31,15 +32,16 @@ describe("svc ssh to a node behind a reverse tunnel", () => {
     proxy = `127.0.0.1:${await freePort()}`;
     await writeFile(join(dir, "admin-pw"), "admin-password-for-tests\n", { mode: 0o600 });
     env = { SVC_HOME: join(dir, "admin-home"), SVC_DATA_DIR: dataDir };
-    platform = spawnDaemon(["start", "--auth-listen", `127.0.0.1:${authPort}`, "--proxy-listen", proxy], {
-      SVC_DATA_DIR: dataDir,
-      SVC_ADMIN_PASSWORD_FILE: join(dir, "admin-pw"),
-    });
-    await waitFor(
-      () => platform?.output().includes("svc is running") === true || platform?.child.exitCode !== null,
-      "svcd start",
-    );
-    expect(platform.child.exitCode, platform.output()).toBeNull();
+    startPlatform = async () => {
+      const d = spawnDaemon(["start", "--auth-listen", `127.0.0.1:${authPort}`, "--proxy-listen", proxy], {
+        SVC_DATA_DIR: dataDir,
+        SVC_ADMIN_PASSWORD_FILE: join(dir, "admin-pw"),
+      });
+      await waitFor(() => d.output().includes("svc is running") || d.child.exitCode !== null, "svcd start");
+      expect(d.child.exitCode, d.output()).toBeNull();
+      return d;
+    };
+    platform = await startPlatform();
     const login = await svc([
       "login",
       "--proxy",
@@ -113,6 +115,22 @@ describe("svc ssh to a node behind a reverse tunnel", () => {
       const direct = await svc(["ssh", "--direct", `root@${NODE}`, "true"]);
       expect(direct.code).not.toBe(0);
       expect(direct.stderr).toMatch(/advertises no address/);
+    },
+    STEP,
+  );
+
+  it(
+    "the agent reconnects after the platform restarts, and svc ssh reaches it again",
+    async () => {
+      const ups = (): number => agent?.output().split("tunnel to the proxy is up").length ?? 0;
+      const before = ups();
+      await platform?.stop();
+      platform = await startPlatform();
+      // The agent's backoff (1 s doubling, jitter) brings it back within a few attempts.
+      await waitFor(() => ups() > before, "the tunnel after the restart", 120_000);
+      const again = await svc(["ssh", `root@${NODE}`, "echo", "again"]);
+      expect(again.code, again.stderr).toBe(0);
+      expect(again.stdout).toBe("again\n");
     },
     STEP,
   );
