@@ -10,7 +10,7 @@
 // The proxy runs in its own process (bench/tunnel-proxy-process.ts) so its CPU and memory are its
 // own; auth and the lightweight agents run in this process, the two real agents in their own.
 import { type ChildProcess, fork } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -81,6 +81,15 @@ async function until(cond: () => Promise<boolean>, what: string, ms = 60_000): P
 }
 
 const MiB = 1024 * 1024;
+
+/** user + system CPU ms of a process, from /proc (Linux; clock ticks of 10 ms). */
+async function procCpuMs(pid: number | undefined): Promise<number> {
+  if (pid === undefined) return Number.NaN;
+  const stat = await readFile(`/proc/${pid}/stat`, "utf8");
+  // Fields after the command name (which may hold spaces) start at ") ": utime is the 12th.
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  return (Number(f[11]) + Number(f[12])) * 10;
+}
 const median = (xs: number[]): number => percentile(xs, 50);
 
 export default async function tunnelBench(): Promise<BenchReport> {
@@ -191,14 +200,29 @@ export default async function tunnelBench(): Promise<BenchReport> {
     const names: PathName[] = ["direct", "tunnel"];
 
     // Throughput: interleaved rounds, a fresh session per round, median per path.
+    // The proxy's CPU time per MiB says where a difference comes from (it relays both paths).
     const rates: Record<PathName, number[]> = { direct: [], tunnel: [] };
+    const cpuPerMiB: Record<PathName, number[]> = { direct: [], tunnel: [] };
+    const agentCpuPerMiB: Record<PathName, number[]> = { direct: [], tunnel: [] };
+    const agentPid: Record<PathName, number | undefined> = {
+      direct: direct.child.pid,
+      tunnel: tunnelled.child.pid,
+    };
     for (let r = 0; r < ROUNDS; r++) {
       for (const p of names) {
         const s = await open(paths[p]);
         try {
           s.write("stty -echo\r");
           await new Promise((res) => setTimeout(res, 300));
+          const before = s.received();
+          const c0 = await ask<ProxyCpu>(proxyChild, "cpu");
+          const a0 = await procCpuMs(agentPid[p]);
           rates[p].push(await throughput(s, PAYLOAD));
+          const c1 = await ask<ProxyCpu>(proxyChild, "cpu");
+          const a1 = await procCpuMs(agentPid[p]);
+          const mib = (s.received() - before) / MiB;
+          cpuPerMiB[p].push((c1.cpuMicros - c0.cpuMicros) / 1000 / mib);
+          agentCpuPerMiB[p].push((a1 - a0) / mib);
         } finally {
           s.close();
         }
@@ -209,6 +233,7 @@ export default async function tunnelBench(): Promise<BenchReport> {
         name: `throughput ${p} (${PAYLOAD / MiB} MiB as base64)`,
         perSecond: median(rates[p]) / MiB,
         unit: "MiB",
+        note: `CPU per MiB: proxy ${median(cpuPerMiB[p]).toFixed(1)} ms, agent ${median(agentCpuPerMiB[p]).toFixed(1)} ms (the shell and base64 processes not counted)`,
       });
     }
 
@@ -259,17 +284,17 @@ export default async function tunnelBench(): Promise<BenchReport> {
         "reverse tunnels (terminal via tunnel vs direct TCP, same agent build; idle tunnels; 1,000 agents)",
       rows,
       ratios: [
-        { name: "throughput tunnel / direct", ratio: median(rates.tunnel) / median(rates.direct), goal: 0.8 },
+        // Issue 15 sets no targets: ratios are reported; goals only for keeping every tunnel and
+        // for memory, held to issue 6's bar for an idle terminal session (256 KiB).
+        { name: "throughput tunnel / direct", ratio: median(rates.tunnel) / median(rates.direct) },
         {
           name: "keystroke p50 tunnel / direct",
           ratio: percentile(echo.tunnel, 50) / percentile(echo.direct, 50),
-          goal: 1.5,
           lowerIsBetter: true,
         },
         {
           name: "keystroke p99 added by the tunnel (ms)",
           ratio: percentile(echo.tunnel, 99) - percentile(echo.direct, 99),
-          goal: 1,
           lowerIsBetter: true,
         },
         // The larger of the two views, so neither a pre-reserved heap nor native buffers hide cost.
@@ -279,7 +304,7 @@ export default async function tunnelBench(): Promise<BenchReport> {
           goal: 256,
           lowerIsBetter: true,
         },
-        { name: `proxy CPU % with ${FLEET} idle tunnels`, ratio: cpuPercent, goal: 10, lowerIsBetter: true },
+        { name: `proxy CPU % with ${FLEET} idle tunnels`, ratio: cpuPercent, lowerIsBetter: true },
         { name: `tunnels up after the window / ${FLEET + 1}`, ratio: held / (FLEET + 1), goal: 1 },
       ],
     };
