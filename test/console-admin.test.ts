@@ -221,6 +221,11 @@ describe("join tokens", () => {
       const port = await freePort();
       const args = copied.split(" ").slice(1);
       args[args.indexOf("--data-dir") + 1] = join(dir, "agent");
+      // It names the proxy's public address; only the browser resolves that name here, so the
+      // node gets its IP (a real node resolves the name in DNS).
+      const proxyAt = args.indexOf("--proxy") + 1;
+      expect(args[proxyAt]).toBe(new URL(origin).host);
+      args[proxyAt] = `127.0.0.1:${new URL(origin).port}`;
       agent = spawnDaemon(
         [
           ...args,

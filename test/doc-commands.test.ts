@@ -325,7 +325,9 @@ describe("every command in README.md and docs/*.md is run by a test", () => {
 
       const add = await sh(pick("README.md", "bin/svcctl tokens add"));
       const agentLine = /^\s*(svcd agent .*)$/m.exec(add)?.[1] ?? "";
-      expect(agentLine, add).toContain(`--auth 127.0.0.1:${ports.auth}`);
+      // The proxy's public address from the login, not auth's (svcctl itself went to $SVC_AUTH_ADDR).
+      expect(agentLine, add).toContain(`--proxy localhost:${ports.proxy}`);
+      expect(agentLine, add).not.toContain("--auth");
       // The printed command, with this repository's svcd, a scratch data folder and a free port.
       const [cmd, ...args] = agentLine.replace("/var/lib/svc-agent", join(dir, "agent")).split(" ");
       expect(cmd).toBe("svcd");
@@ -365,7 +367,7 @@ describe("every command in README.md and docs/*.md is run by a test", () => {
       await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", join(dir, "sshd", "host")]);
       const out = await sh(pick("docs/agent.md", "svcd agentless"), [
         ["svcd agentless", "bin/svcd agentless"],
-        ["auth.example:3025", `127.0.0.1:${ports.auth}`],
+        ["svc.example:443", `127.0.0.1:${ports.proxy}`],
         ["sha256:<hex>", add.ca_pin],
         ["<name.secret>", add.token],
         ["/etc/ssh/ssh_host_ed25519_key.pub", join(dir, "sshd", "host.pub")],

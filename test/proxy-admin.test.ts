@@ -191,8 +191,9 @@ describe("join tokens", () => {
     expect(Date.parse(t.token.expires_at) - Date.now()).toBeGreaterThan(1700_000);
     expect(t.secret).toMatch(/^rack1\.[A-Za-z0-9_-]{43}$/);
     expect(t.ca_pin).toMatch(/^sha256:[0-9a-f]{64}$/);
+    // The proxy's public address (this run's bound one), not auth's: nodes join through the proxy.
     expect(t.agent_command).toBe(
-      `svcd agent --auth ${platform.authAddress} --ca-pin ${t.ca_pin} --token ${t.secret} --data-dir /var/lib/svc-agent`,
+      `svcd agent --proxy ${new URL(platform.proxyUrl).host} --ca-pin ${t.ca_pin} --token ${t.secret} --data-dir /var/lib/svc-agent`,
     );
 
     const listed = await as(admin, "GET", "/v1/webapi/admin/tokens");

@@ -22,6 +22,7 @@ import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
 import { recordingRoutes } from "../proxy/recordings-route.ts";
 import { GrpcAdminAuthApi } from "../proxy/routes/admin-api.ts";
 import { adminRoutes } from "../proxy/routes/admin-routes.ts";
+import { publicAddressOfRun } from "../proxy/routes/admin-tokens.ts";
 import { passwordResetRoutes } from "../proxy/routes/password-reset.ts";
 import { userCertRoutes } from "../proxy/routes/user-certs.ts";
 import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
@@ -224,7 +225,12 @@ export async function startEmbedded(
         adminRoutes({
           api: adminApi,
           sourceType: "folder",
-          agentTarget: () => ({ authAddress: agentAuthAddress, hostCaPem: cas.hostCa.certPem }),
+          // Nodes join through the proxy's public port, which routes their gRPC to auth.
+          agentTarget: () => ({
+            proxyAddress: publicAddressOfRun(config.proxy.public_addr, opts.proxyListen, proxy.url),
+            authAddress: agentAuthAddress,
+            hostCaPem: cas.hostCa.certPem,
+          }),
         }),
       ],
     });

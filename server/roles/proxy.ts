@@ -230,6 +230,8 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
           sourceType: config.source.type === "kubernetes" ? "kubernetes" : "folder",
           // Nodes reach auth at auth.advertise_addr when set (outside the cluster), else where we do.
           agentTarget: () => ({
+            // The public port routes gRPC to auth: the join command names only it.
+            proxyAddress: config.proxy.public_addr,
             authAddress: config.auth.advertise_addr ?? authAddr,
             hostCaPem: loaded.identity.caPem,
             serverName,
