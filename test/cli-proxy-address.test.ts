@@ -10,6 +10,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { agentAuthRoute } from "../server/agent/auth-target.ts";
 import { publicAddressOfRun } from "../server/proxy/routes/admin-tokens.ts";
 import { type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
@@ -372,5 +373,35 @@ describe("the console's join command names the address the proxy was started on"
     );
     expect(publicAddressOfRun("vm:3080", "127.0.0.1:0", "https://127.0.0.1:41234")).toBe("127.0.0.1:41234");
     expect(publicAddressOfRun("vm:3080", "0.0.0.0:4000", "https://0.0.0.0:4000")).toBe("vm:4000");
+  });
+});
+
+describe("an agent's route to auth (flags, else what its identity stored)", () => {
+  const warnings: string[] = [];
+  const log = { warn: (_o: object, msg: string) => void warnings.push(msg) };
+
+  it("a stored proxy whose ping does not answer keeps the auth name learned before", async () => {
+    const closed = `127.0.0.1:${await freePort()}`;
+    const route = await agentAuthRoute({}, { proxyAddress: closed, authServerName: "auth.internal" }, log);
+    expect(route).toEqual({ address: closed, serverName: "auth.internal", proxy: closed });
+    expect(warnings).toContain("proxy ping failed; using the auth server name learned before");
+    // A proxy given now and never answered: no name to fall back to.
+    await expect(agentAuthRoute({ proxyAddress: closed }, undefined, log)).rejects.toThrow(
+      `the proxy at ${closed} did not answer its ping`,
+    );
+  });
+
+  it("--auth wins over a stored proxy; an old identity with neither needs a flag; both flags are refused", async () => {
+    expect(await agentAuthRoute({ authAddress: "10.0.0.5:3025" }, { proxyAddress: "p:443" }, log)).toEqual({
+      address: "10.0.0.5:3025",
+    });
+    expect(await agentAuthRoute({}, { authAddress: "a:3025", authServerName: "auth" }, log)).toEqual({
+      address: "a:3025",
+      serverName: "auth",
+    });
+    await expect(agentAuthRoute({}, {}, log)).rejects.toThrow(/pass --proxy <host:port>/);
+    await expect(agentAuthRoute({ authAddress: "a:1", proxyAddress: "p:2" }, undefined, log)).rejects.toThrow(
+      /pass only one/,
+    );
   });
 });

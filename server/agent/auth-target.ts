@@ -2,7 +2,6 @@
 // or `--proxy host:port`, the proxy's public port, with auth's TLS name learned from its ping
 // (server/auth/via-proxy.ts). An agent remembers the route it joined by in its identity, so a
 // restart needs neither flag; a flag given later wins and is remembered instead.
-import type { Logger } from "pino";
 import { BadParameterError, hasCode } from "../../core/errors.ts";
 import { type AuthRoute, authRouteViaProxy } from "../auth/via-proxy.ts";
 
@@ -48,7 +47,7 @@ export async function authRouteOf(f: AuthTargetFlags): Promise<AuthRoute> {
 export async function agentAuthRoute(
   f: AuthTargetFlags,
   stored: StoredAuthRoute | undefined,
-  log: Pick<Logger, "warn">,
+  log: { warn(obj: object, msg: string): void },
 ): Promise<AuthRoute> {
   checkAuthTargetFlags(f);
   if (f.authAddress) return authRouteOf(f);
