@@ -58,6 +58,9 @@ export interface ProxyAppExtras {
   tlsRouting?: () => TlsRoutingInfo;
 }
 
+/** How long a connection answered with a client error (400, 431) may linger before it is cut. */
+const CLIENT_ERROR_LINGER_MS = 1_000;
+
 /** Path parameters are bounded by their schemas (at most 256); beyond this fastify answers 414. */
 const MAX_PARAM_LENGTH = 1024;
 
@@ -86,8 +89,14 @@ export async function buildProxyApp(deps: ProxyDeps, extras: ProxyAppExtras = {}
     // Errors of node's HTTP parser (bad framing, head over 16 KiB): no request exists yet.
     clientErrorHandler: (err, socket) => {
       if (err.code === "ECONNRESET" || socket.destroyed) return;
-      if (socket.writable) socket.write(clientErrorResponse(err.code));
-      socket.destroy(err);
+      if (!socket.writable) {
+        socket.destroy(err);
+        return;
+      }
+      // end, not write + destroy: on a connection the public port handed over (routing/), an
+      // immediate destroy drops the still-queued answer. The timer bounds a peer that keeps sending.
+      socket.end(clientErrorResponse(err.code));
+      setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
     },
   };
   // serverFactory keeps the instance typed as the default server, which https.Server extends.
