@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { type TLSSocket, TLSSocket as TlsSocketClass, connect as tlsConnect } from "node:tls";
 import { promisify } from "node:util";
 import { status } from "@grpc/grpc-js";
+import { pino } from "pino";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
@@ -21,11 +22,13 @@ import {
 } from "../core/certs/x509.ts";
 import { systemClock } from "../core/clock.ts";
 import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { startEmbedded } from "../server/embedded/start.ts";
 import type { ClientHelloInfo } from "../server/proxy/server.ts";
 import { type AgentAuthEnv, startAgentAuthEnv } from "./agent-fixture.ts";
 import { PASSWORD, statusOf } from "./auth-fixture.ts";
 import { toolPath } from "./harness/tools.ts";
 import { PUBLIC_HOST, startProxySide } from "./proxy-fixture.ts";
+import { HttpsClient } from "./proxy-https-client.ts";
 
 const run = promisify(execFile);
 const HELLO_TIMEOUT_MS = 300;
@@ -428,5 +431,32 @@ describe("auth unreachable, and close()", () => {
       s.on("connect", () => resolve("connected"));
     });
     expect(refused).toBe("ECONNREFUSED");
+  });
+});
+
+describe("svcd start (embedded)", () => {
+  it("auth and the proxy are both 'localhost': gRPC (ALPN h2) reaches auth, the web API the proxy", async () => {
+    const platform = await startEmbedded(
+      { dataDir: join(dir, "embedded"), authListen: "127.0.0.1:0", proxyListen: "127.0.0.1:0" },
+      { env: {}, logger: pino({ level: "silent" }) },
+    );
+    cleanups.push(() => platform.close());
+    const port = Number(new URL(platform.proxyUrl).port);
+    const publicAddr = platform.data.config.proxy.public_addr;
+    const web = new HttpsClient(
+      platform.proxyUrl,
+      platform.hostCaPem,
+      publicAddr.slice(0, publicAddr.lastIndexOf(":")),
+    );
+    const ping = await web.send({ path: "/v1/webapi/ping" });
+    expect(ping.json).toMatchObject({ tls_routing: { auth_server_name: "localhost" } });
+    const grpcClient = createAuthClient({
+      address: `127.0.0.1:${port}`,
+      caPems: [platform.hostCaPem],
+      serverName: "localhost",
+    });
+    cleanups.push(() => grpcClient.close());
+    const info = await callUnary(grpcClient, "GetClusterInfo", {});
+    expect(info.cluster_name).toBe(platform.data.config.cluster_name);
   });
 });

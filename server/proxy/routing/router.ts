@@ -39,9 +39,10 @@ export interface TlsRouterOptions {
 }
 
 /** What a plain-HTTP client gets: this port speaks only TLS. */
+const HTTPS_REQUIRED_BODY = "This port speaks HTTPS, not HTTP.\r\n";
 const HTTPS_REQUIRED =
   "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n" +
-  "Content-Length: 35\r\n\r\nThis port speaks HTTPS, not HTTP.\r\n";
+  `Content-Length: ${Buffer.byteLength(HTTPS_REQUIRED_BODY)}\r\n\r\n${HTTPS_REQUIRED_BODY}`;
 /** How long a refused plain-HTTP client may keep sending before its connection is dropped. */
 const REFUSAL_LINGER_MS = 1_000;
 
