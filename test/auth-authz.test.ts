@@ -57,6 +57,7 @@ const EXPECTED: Record<string, string> = {
   DeleteNode: "admin (nodes/delete)",
   RevokeUserSessions: "admin (users/delete) or operator",
   GetJoinTokenUsage: "admin (tokens/list) or operator",
+  CheckNodeRegistered: "agent",
   CreateSSOAuthRequest: "unauthenticated",
   BindSSOAuthRequest: "unauthenticated",
   ValidateSSOResponse: "unauthenticated",

@@ -21,8 +21,9 @@ import {
 import { systemClock } from "../core/clock.ts";
 import { loadIdentity } from "../server/agent/identity.ts";
 import { type RunningAgent, runAgent } from "../server/agent/main.ts";
-import { callUnary, userMetadata } from "../server/auth/client.ts";
+import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
 import { NodeDialer } from "../server/proxy/tunnel/dialer.ts";
+import { GrpcNodeRegistrations } from "../server/proxy/tunnel/registration.ts";
 import { TunnelRegistry } from "../server/proxy/tunnel/registry.ts";
 import { TunnelServer } from "../server/proxy/tunnel/server.ts";
 import { TUNNEL_ALPN } from "../server/tunnel/protocol.ts";
@@ -39,6 +40,7 @@ let fx: TerminalFixture;
 let dir: string;
 let registry: TunnelRegistry;
 let tunnels: TunnelServer;
+let registrations: GrpcNodeRegistrations;
 let agent: RunningAgent;
 let alice = { sessionId: "", cookie: "" };
 let dave = { sessionId: "", cookie: "" };
@@ -83,10 +85,12 @@ beforeAll(async () => {
     ips: ["127.0.0.1"],
     clock,
   });
+  registrations = new GrpcNodeRegistrations(fx.grpc);
   tunnels = new TunnelServer({
     registry,
     tls: () => ({ certPem, keyPem: privateKeyToPem(key.privateKey), caPems: [fx.env.cas.hostCa.certPem] }),
-    isRegisteredNode: async (id) => (await fx.env.join.registration(id)) !== undefined,
+    // As svcd proxy asks: CheckNodeRegistered with the proxy's client certificate.
+    isRegisteredNode: (id) => registrations.isRegistered(id),
     logger,
     heartbeat: HEARTBEAT,
   });
@@ -107,6 +111,7 @@ afterAll(async () => {
     }
   }
   tunnels?.close();
+  registrations?.close();
   registry?.closeAll();
   await fx?.close();
   if (dir) await rm(dir, { recursive: true, force: true });
@@ -269,6 +274,26 @@ describe("a node behind a reverse tunnel", () => {
     expect(registry.has(doomed.agentId)).toBe(false);
     // Refused before h2: never up again, and the backoff keeps growing (no tight reconnect loop).
     expect(doomed.tunnel?.status()).toEqual({ connected: false, connects });
+    expect(await registrations.isRegistered(doomed.agentId)).toBe(false);
+    expect(await registrations.isRegistered(agent.agentId)).toBe(true);
+  }, 60_000);
+
+  it("answers CheckNodeRegistered to proxies about any node, to a node only about itself", async () => {
+    const own = await loadIdentity(join(dir, TUNNEL_NODE));
+    if (!own) throw new Error("no identity");
+    const asNode = createAuthClient({
+      address: fx.env.address,
+      caPems: own.hostCaPems,
+      certPem: own.tlsCertificatePem,
+      keyPem: own.tlsKeyPem,
+      serverName: fx.env.serverName,
+    });
+    cleanups.push(() => asNode.close());
+    const ask = (id: string) =>
+      callUnary(asNode, "CheckNodeRegistered", { agent_id: id }, agentMetadata(agent.agentId));
+    expect(await ask(agent.agentId)).toEqual({ registered: true });
+    const other = (await loadIdentity(join(dir, "node-doomed")))?.agentId ?? "";
+    await expect(ask(other)).rejects.toMatchObject({ code: "access_denied" });
   }, 60_000);
 
   it("fails a terminal at once with 'unreachable' when the node's tunnel is down", async () => {

@@ -62,6 +62,14 @@ import type {
   BootstrapAgentIdentityRequest__Output as _svc_v1_BootstrapAgentIdentityRequest__Output,
 } from "./svc/v1/BootstrapAgentIdentityRequest.ts";
 import type {
+  CheckNodeRegisteredRequest as _svc_v1_CheckNodeRegisteredRequest,
+  CheckNodeRegisteredRequest__Output as _svc_v1_CheckNodeRegisteredRequest__Output,
+} from "./svc/v1/CheckNodeRegisteredRequest.ts";
+import type {
+  CheckNodeRegisteredResponse as _svc_v1_CheckNodeRegisteredResponse,
+  CheckNodeRegisteredResponse__Output as _svc_v1_CheckNodeRegisteredResponse__Output,
+} from "./svc/v1/CheckNodeRegisteredResponse.ts";
+import type {
   ClusterInfo as _svc_v1_ClusterInfo,
   ClusterInfo__Output as _svc_v1_ClusterInfo__Output,
 } from "./svc/v1/ClusterInfo.ts";
@@ -452,6 +460,14 @@ export interface ProtoGrpcType {
       BootstrapAgentIdentityRequest: MessageTypeDefinition<
         _svc_v1_BootstrapAgentIdentityRequest,
         _svc_v1_BootstrapAgentIdentityRequest__Output
+      >;
+      CheckNodeRegisteredRequest: MessageTypeDefinition<
+        _svc_v1_CheckNodeRegisteredRequest,
+        _svc_v1_CheckNodeRegisteredRequest__Output
+      >;
+      CheckNodeRegisteredResponse: MessageTypeDefinition<
+        _svc_v1_CheckNodeRegisteredResponse,
+        _svc_v1_CheckNodeRegisteredResponse__Output
       >;
       ClusterInfo: MessageTypeDefinition<_svc_v1_ClusterInfo, _svc_v1_ClusterInfo__Output>;
       CreateAgentIdentityRequest: MessageTypeDefinition<

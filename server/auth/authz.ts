@@ -82,6 +82,8 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   // Operator hooks (docs/operator.md): the operator's service identity, or an admin by RBAC.
   RevokeUserSessions: { callers: ["user", "operator"], admin: { resource: "users", verb: "delete" } },
   GetJoinTokenUsage: { callers: ["user", "operator"], admin: { resource: "tokens", verb: "list" } },
+  // Reverse tunnels: services acting as agents; the handler admits only proxies (docs/tunnels.md).
+  CheckNodeRegistered: AGENT,
 };
 
 /**

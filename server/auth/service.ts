@@ -717,6 +717,17 @@ export class AuthService {
       return authorizeSshLogin(req, caller.agentId, this.#sshLoginDeps());
     }),
 
+    // A proxy (an agent caller named "proxy:<name>") asks before admitting a node's tunnel; a node
+    // may ask only about itself.
+    CheckNodeRegistered: unary(async (req, caller) => {
+      if (caller.kind !== "agent") throw new NotAuthenticatedError("agents only");
+      if (!req.agent_id || req.agent_id.includes(":")) return { registered: false };
+      if (!caller.agentId.startsWith("proxy:") && req.agent_id !== caller.agentId)
+        throw new AccessDeniedError("a node may check only its own registration");
+      const reg = await this.#d.agentJoin?.registration(req.agent_id);
+      return { registered: reg !== undefined && !reg.agentless };
+    }),
+
     AuthorizeNodeLogin: unary(async (req, caller) =>
       authorizeNodeLogin(req, this.#checkerOrDeny(requireUser(caller).username), await this.nodes.list()),
     ),

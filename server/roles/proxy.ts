@@ -22,6 +22,7 @@ import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
 import { GrpcTerminalAuthApi } from "../proxy/terminal-auth.ts";
 import { terminalRoutes } from "../proxy/terminal-route.ts";
 import { createProxyTunnels } from "../proxy/tunnel/index.ts";
+import { GrpcNodeRegistrations } from "../proxy/tunnel/registration.ts";
 import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
 import type { RoleDeps } from "./auth.ts";
@@ -59,6 +60,7 @@ interface AuthClients {
   cliAuthApi: GrpcCliAuthApi;
   terminalAuth: GrpcTerminalAuthApi;
   adminApi: GrpcAdminAuthApi;
+  registrations: GrpcNodeRegistrations;
 }
 
 function authClients(address: string, serverName: string, id: ProxyIdentity): AuthClients {
@@ -68,6 +70,7 @@ function authClients(address: string, serverName: string, id: ProxyIdentity): Au
     cliAuthApi: new GrpcCliAuthApi(o),
     terminalAuth: new GrpcTerminalAuthApi(o),
     adminApi: new GrpcAdminAuthApi(o),
+    registrations: new GrpcNodeRegistrations(o),
   };
 }
 
@@ -76,6 +79,7 @@ function closeClients(c: AuthClients): void {
   c.cliAuthApi.close();
   c.terminalAuth.close();
   c.adminApi.close();
+  c.registrations.close();
 }
 
 /** An object that forwards every call to whatever `current()` is now, so routes keep one handle. */
@@ -190,10 +194,10 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       closers.add(() => running.close());
     }
 
-    // Reverse tunnels (docs/tunnels.md), terminated with the mounted identity (reloads included).
-    // No registered-node check here: auth has no call for it yet; a removed node's tunnel is never
-    // dialed, since every dial targets a node id auth has just resolved.
+    // Reverse tunnels (docs/tunnels.md), terminated with the mounted identity (reloads included);
+    // auth says whether the node is still registered (a removed node's certificate outlives it).
     const tunnels = createProxyTunnels({
+      isRegisteredNode: (id) => current().registrations.isRegistered(id),
       tls: () => ({
         certPem: loaded.identity.certPem,
         keyPem: loaded.identity.keyPem,

@@ -55,6 +55,14 @@ import type {
   BootstrapAgentIdentityRequest__Output as _svc_v1_BootstrapAgentIdentityRequest__Output,
 } from "../../svc/v1/BootstrapAgentIdentityRequest.ts";
 import type {
+  CheckNodeRegisteredRequest as _svc_v1_CheckNodeRegisteredRequest,
+  CheckNodeRegisteredRequest__Output as _svc_v1_CheckNodeRegisteredRequest__Output,
+} from "../../svc/v1/CheckNodeRegisteredRequest.ts";
+import type {
+  CheckNodeRegisteredResponse as _svc_v1_CheckNodeRegisteredResponse,
+  CheckNodeRegisteredResponse__Output as _svc_v1_CheckNodeRegisteredResponse__Output,
+} from "../../svc/v1/CheckNodeRegisteredResponse.ts";
+import type {
   ClusterInfo as _svc_v1_ClusterInfo,
   ClusterInfo__Output as _svc_v1_ClusterInfo__Output,
 } from "../../svc/v1/ClusterInfo.ts";
@@ -679,6 +687,47 @@ export interface AuthServiceClient extends grpc.Client {
   bootstrapAgentIdentity(
     argument: _svc_v1_BootstrapAgentIdentityRequest,
     callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
+  ): grpc.ClientUnaryCall;
+
+  CheckNodeRegistered(
+    argument: _svc_v1_CheckNodeRegisteredRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CheckNodeRegisteredResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CheckNodeRegistered(
+    argument: _svc_v1_CheckNodeRegisteredRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CheckNodeRegisteredResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CheckNodeRegistered(
+    argument: _svc_v1_CheckNodeRegisteredRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CheckNodeRegisteredResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CheckNodeRegistered(
+    argument: _svc_v1_CheckNodeRegisteredRequest,
+    callback: grpc.requestCallback<_svc_v1_CheckNodeRegisteredResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  checkNodeRegistered(
+    argument: _svc_v1_CheckNodeRegisteredRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CheckNodeRegisteredResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  checkNodeRegistered(
+    argument: _svc_v1_CheckNodeRegisteredRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CheckNodeRegisteredResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  checkNodeRegistered(
+    argument: _svc_v1_CheckNodeRegisteredRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CheckNodeRegisteredResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  checkNodeRegistered(
+    argument: _svc_v1_CheckNodeRegisteredRequest,
+    callback: grpc.requestCallback<_svc_v1_CheckNodeRegisteredResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   CreateAgentIdentity(
@@ -2272,6 +2321,11 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_AgentIdentityCredentials
   >;
 
+  CheckNodeRegistered: grpc.handleUnaryCall<
+    _svc_v1_CheckNodeRegisteredRequest__Output,
+    _svc_v1_CheckNodeRegisteredResponse
+  >;
+
   CreateAgentIdentity: grpc.handleUnaryCall<
     _svc_v1_CreateAgentIdentityRequest__Output,
     _svc_v1_CreateAgentIdentityResponse
@@ -2462,6 +2516,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_AgentIdentityCredentials,
     _svc_v1_BootstrapAgentIdentityRequest__Output,
     _svc_v1_AgentIdentityCredentials__Output
+  >;
+  CheckNodeRegistered: MethodDefinition<
+    _svc_v1_CheckNodeRegisteredRequest,
+    _svc_v1_CheckNodeRegisteredResponse,
+    _svc_v1_CheckNodeRegisteredRequest__Output,
+    _svc_v1_CheckNodeRegisteredResponse__Output
   >;
   CreateAgentIdentity: MethodDefinition<
     _svc_v1_CreateAgentIdentityRequest,
