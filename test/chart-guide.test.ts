@@ -276,7 +276,7 @@ describe("docs/install-kubernetes.md, command by command", () => {
       "kubectl -n svc-system wait --for=condition=Ready jointoken/web-1",
       "kubectl -n svc-system get secret svc-proxy-identity -o jsonpath='{.data.ca\\.crt}' | base64 -d > host-ca.pem",
       'echo "web-1.$secret"',
-      "svcd agent --auth AUTH-ADDRESS:3025 --auth-server-name svc-auth.svc-system.svc \\",
+      "svcd agent --proxy svc.example.com:443 --tunnel --ca-file host-ca.pem \\",
     ]);
   });
 });

@@ -28,8 +28,6 @@ import {
   eventually,
   getJson,
   must,
-  type PortForward,
-  portForward,
   runCommand,
   startTarget,
   withHosts,
@@ -44,7 +42,6 @@ const RELEASE = "svc";
 const PUBLIC_HOST = "svc.e2e.test";
 const NODE_PORT = 30443;
 const PUBLIC_ADDR = `${PUBLIC_HOST}:${NODE_PORT}`;
-const AUTH_NAME = `svc-auth.${NS}.svc`;
 const ADMIN_PASSWORD = "e2e-first-admin-password";
 const BOB_PASSWORD = "e2e-bob-password-12";
 const AGENT_NODE = "web-1";
@@ -54,7 +51,6 @@ let pg: PostgresServer;
 let dir: string;
 let kc: string;
 let chrome: RunningChromium | undefined;
-let authForward: PortForward | undefined;
 let caPem = "";
 let agent: { child: ChildProcess; output: () => string } | undefined;
 const timings: Record<string, number> = {};
@@ -95,7 +91,7 @@ function guideEnv(): NodeJS.ProcessEnv {
   };
 }
 /** Public names as DNS would resolve them for a user, for the CLIs. */
-const hosts = () => ({ [PUBLIC_HOST]: target.nodeAddress, [AUTH_NAME]: "127.0.0.1" });
+const hosts = () => ({ [PUBLIC_HOST]: target.nodeAddress });
 const cli = (home: string, cmd: string, args: string[], input?: string) =>
   withHosts(dir, hosts(), cmd, args, { env: { SVC_HOME: join(dir, home) }, input, timeoutMs: 120_000 });
 const proxyClient = () => new HttpsClient(`https://${target.nodeAddress}:${NODE_PORT}`, caPem, PUBLIC_HOST);
@@ -258,14 +254,12 @@ beforeAll(async () => {
   ]);
   caPem = Buffer.from(secret.data["ca.crt"] ?? "", "base64").toString("utf8");
   await writeFile(join(dir, "ca.pem"), caPem);
-  authForward = await portForward(kc, NS, `svc/${RELEASE}-auth`, 3025);
 }, 1_800_000);
 
 afterAll(async () => {
   if (process.env["SVC_E2E_TIMINGS"])
     await writeFile(process.env["SVC_E2E_TIMINGS"], JSON.stringify(timings, null, 2));
   agent?.child.kill("SIGTERM");
-  authForward?.stop();
   await chrome?.close();
   await target?.stop();
   await pg?.stop();
@@ -363,8 +357,6 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
       join(dir, "ca.pem"),
       "--password-file",
       join(dir, "admin-pw"),
-      "--auth",
-      `${AUTH_NAME}:${authForward?.port}`,
     ]);
     expect(r.code, r.stderr).toBe(0);
   }, 600_000);
@@ -426,20 +418,27 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
     const steps = guideCommands("6").filter((c) => !c.text.startsWith("svcd agent"));
     const token = (await runGuide(steps)).trim().split("\n").pop() ?? "";
     expect(token).toMatch(/^web-1\.[A-Za-z0-9_-]+$/);
-    // The guide's `svcd agent` line, with this node's addresses (the proxy Pods dial it back).
-    const sshPort = await freePort();
+    // The guide's `svcd agent` line: the proxy's public address only, a reverse tunnel, no port.
     const agentLine = guideCommands("6", "svcd agent")[0]?.text ?? "";
     ranGuide.add(agentLine.split("\n")[0] ?? "");
     const command = agentLine
-      .replace("AUTH-ADDRESS:3025", `127.0.0.1:${authForward?.port}`)
+      .replace("svc.example.com:443", PUBLIC_ADDR)
       .replace('"web-1.SECRET"', `"${token}"`)
       .replace("/var/lib/svc-agent", join(dir, "agent"));
+    // Resolving the public name as DNS would, in a mount namespace of its own (as withHosts does).
+    await writeFile(join(dir, "agent-hosts"), `127.0.0.1 localhost\n${target.nodeAddress} ${PUBLIC_HOST}\n`);
     const child = spawn(
-      "bash",
+      "unshare",
       [
+        "--mount",
+        "--propagation",
+        "private",
+        "--",
+        "bash",
         "-c",
-        `cd "$0" && exec ${command} --listen ${target.hostAddress}:${sshPort} --advertise-address ${target.hostAddress}:${sshPort} --hostname ${AGENT_NODE}`,
+        `mount --bind "$1" /etc/hosts && cd "$0" && exec ${command} --hostname ${AGENT_NODE}`,
         dir,
+        join(dir, "agent-hosts"),
       ],
       { env: { ...process.env, ...guideEnv() }, stdio: ["ignore", "pipe", "pipe"] },
     );
@@ -451,9 +450,9 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
       out += c.toString();
     });
     agent = { child, output: () => out };
-    await eventually("agent serving SSH", async () => {
+    await eventually("agent's tunnel up", async () => {
       if (child.exitCode !== null) throw new Error(`agent exited ${child.exitCode}:\n${out}`);
-      return out.includes("serving SSH") ? true : undefined;
+      return out.includes("tunnel to the proxy is up") ? true : undefined;
     });
     await eventually("JoinToken Used", async () => {
       const r = await k(["-n", NS, "get", "jointoken", "web-1", "-o", "jsonpath={.status.phase}"]);
@@ -622,6 +621,17 @@ describe("helm install on a cluster whose kubelet runs the chart's Pods", () => 
     timings["helm upgrade (all): failed session calls"] = failures;
     expect(calls).toBeGreaterThan(10);
     expect(failures).toBe(0);
+    // Every proxy Pod was replaced, the one holding the node's tunnel too: the agent reconnects
+    // through the Service, and any replica reaches it again.
+    const again = await eventually(
+      "svc ssh after the proxies rolled",
+      async () => {
+        const x = await cli("bob", bin("svc"), ["ssh", `root@${AGENT_NODE}`, "echo", "back-after-roll"]);
+        return x.code === 0 ? x : undefined;
+      },
+      120_000,
+    );
+    expect(again.stdout).toContain("back-after-roll");
   }, 900_000);
 
   it("helm uninstall keeps the CRDs and the CA Secrets, and leaves nothing Terminating", async () => {
