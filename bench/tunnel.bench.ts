@@ -153,7 +153,7 @@ export default async function tunnelBench(): Promise<BenchReport> {
     const jsKiB = per("heapUsed") + per("external");
     rows.push({
       name: `proxy memory per idle tunnel (${IDLE_TUNNELS} open)`,
-      note: `RSS +${rssKiB.toFixed(1)} KiB, V8 heap+external +${jsKiB.toFixed(1)} KiB; opened in ${idleSeconds.toFixed(1)} s`,
+      note: `RSS +${rssKiB.toFixed(1)} KiB, V8 heap +${per("heapUsed").toFixed(1)} KiB + external (TLS, nghttp2) +${per("external").toFixed(1)} KiB; opened in ${idleSeconds.toFixed(1)} s`,
     });
 
     // Two agents of the same build: one dialled over TCP, one reached through its tunnel (it has
