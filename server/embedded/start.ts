@@ -19,6 +19,7 @@ import { createLogger, type Logger } from "../logger.ts";
 import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
+import { hostPortOf, ProxyPeering, peerAddressOf } from "../proxy/peering/peering.ts";
 import { recordingRoutes } from "../proxy/recordings-route.ts";
 import { GrpcAdminAuthApi } from "../proxy/routes/admin-api.ts";
 import { adminRoutes } from "../proxy/routes/admin-routes.ts";
@@ -197,7 +198,10 @@ export async function startEmbedded(
     // Reverse tunnels (docs/tunnels.md): agents' TLS is checked against the host CA and the node
     // must still be registered here (a removed node's certificate outlives its record).
     const nodeRecords = new NodeStore({ backend, clock });
+    // Set once the proxy is bound (its peer address needs the port): the NodeDialer asks lazily.
+    let peering: ProxyPeering | undefined;
     const tunnels = createProxyTunnels({
+      peer: () => peering?.peerDial,
       tls: () => ({ certPem: proxyTls.certPem, keyPem: proxyTls.keyPem, caPems: [cas.hostCa.certPem] }),
       isRegisteredNode: async (id) => (await nodeRecords.get(id)) !== undefined,
       logger: logger.child({ component: "proxy-tunnel" }),
@@ -235,6 +239,25 @@ export async function startEmbedded(
       ],
     });
     closers.push(() => proxy.close());
+    // Where other replicas would relay to (one replica here: agents report it, nobody dials it).
+    const running = new ProxyPeering({
+      tunnels: tunnels.registry,
+      identity: () => ({
+        certPem: proxyTls.certPem,
+        keyPem: proxyTls.keyPem,
+        clientCertPem: proxyClient.certPem,
+        clientKeyPem: proxyClient.keyPem,
+        caPems: [cas.hostCa.certPem],
+      }),
+      peerAddr: peerAddressOf({
+        listen_addr: hostPortOf(proxyConfig.listenHost, proxy.port),
+        peer_addr: config.proxy.peer_addr,
+      }),
+      logger: logger.child({ component: "proxy-peering" }),
+    });
+    peering = running;
+    running.register(proxy.router);
+    closers.push(async () => running.close());
     tunnels.attach(proxy.router);
     closers.push(async () => tunnels.close());
 

@@ -158,5 +158,10 @@ export function peerAddressOf(
   const port = m?.[3] ?? "3080";
   const envHost = env["SVC_PROXY_PEER_HOST"]?.trim();
   const host = envHost || (["", "0.0.0.0", "::", "[::]"].includes(listenHost) ? hostname() : listenHost);
+  return hostPortOf(host, Number(port));
+}
+
+/** host + port as host:port, bracketing an IPv6 host. */
+export function hostPortOf(host: string, port: number): string {
   return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
 }
