@@ -193,13 +193,37 @@ describe("RegisterAgent", () => {
     for (const over of [
       { host_ssh_public_key: "ssh-ed25519 AAAA" },
       { tls_public_key_pem: "" },
-      { addresses: [] },
+      { addresses: ["no-port"] },
       { hostname: "bad host" },
     ]) {
       const r = await statusOf(callUnary(env.client, "RegisterAgent", joinRequest(token, over).req));
       expect(r.code).toBe(status.INVALID_ARGUMENT);
     }
     expect((await callUnary(env.client, "RegisterAgent", joinRequest(token).req)).agent_id).toBeTruthy();
+  });
+
+  it("admits an agent that advertises no address (it serves through a reverse tunnel), never an agentless one", async () => {
+    const agentless = await statusOf(
+      callUnary(
+        env.client,
+        "RegisterAgent",
+        joinRequest(await env.addToken("join-noaddr-agentless"), {
+          addresses: [],
+          agentless: true,
+          tls_public_key_pem: "",
+        }).req,
+      ),
+    );
+    expect(agentless).toEqual({
+      code: status.INVALID_ARGUMENT,
+      details: "at least one address (host:port) is required",
+    });
+    const r = await callUnary(
+      env.client,
+      "RegisterAgent",
+      joinRequest(await env.addToken("join-noaddr"), { addresses: [], hostname: "tunnel-only" }).req,
+    );
+    expect(r.agent_id).toBeTruthy();
   });
 
   it("lets exactly one of many concurrent joins win a token", async () => {
