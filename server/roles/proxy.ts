@@ -13,6 +13,7 @@ import { createLogger } from "../logger.ts";
 import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
+import { hostPortOf, ProxyPeering, peerAddressOf } from "../proxy/peering/peering.ts";
 import { recordingRoutes } from "../proxy/recordings-route.ts";
 import { GrpcAdminAuthApi } from "../proxy/routes/admin-api.ts";
 import { adminRoutes } from "../proxy/routes/admin-routes.ts";
@@ -196,7 +197,10 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
 
     // Reverse tunnels (docs/tunnels.md), terminated with the mounted identity (reloads included);
     // auth says whether the node is still registered (a removed node's certificate outlives it).
+    // Set once the proxy is bound (its peer address needs the port): the NodeDialer asks lazily.
+    let peering: ProxyPeering | undefined;
     const tunnels = createProxyTunnels({
+      peer: () => peering?.peerDial,
       isRegisteredNode: (id) => current().registrations.isRegistered(id),
       tls: () => ({
         certPem: loaded.identity.certPem,
@@ -244,6 +248,27 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       ],
     });
     closers.add(() => proxy.close());
+    // Any replica reaches any tunnelled node (docs/tunnels.md, "Several proxies"): this one relays
+    // svc-peer into its tunnels and tells its agents where to be found, with the mounted identity.
+    const running = new ProxyPeering({
+      tunnels: tunnels.registry,
+      identity: () => ({
+        certPem: loaded.identity.certPem,
+        keyPem: loaded.identity.keyPem,
+        clientCertPem: loaded.identity.clientCertPem,
+        clientKeyPem: loaded.identity.clientKeyPem,
+        caPems: [loaded.identity.caPem],
+      }),
+      peerAddr: peerAddressOf({
+        listen_addr: hostPortOf(proxyConfigFrom(config, SERVER_VERSION).listenHost, proxy.port),
+        peer_addr: config.proxy.peer_addr,
+      }),
+      logger: logger.child({ component: "proxy-peering" }),
+    });
+    peering = running;
+    running.register(proxy.router);
+    closers.add(() => running.close());
+    logger.info({ proxyId: running.selfId, peerAddr: running.peerAddr }, "proxy peering ready");
     tunnels.attach(proxy.router);
     closers.add(() => tunnels.close());
 
