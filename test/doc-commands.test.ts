@@ -179,6 +179,13 @@ const ELSEWHERE: Elsewhere[] = [
     evidence: ['"--proxy"', '"--tunnel"', '"--ca-pin"', '"--token"', '"--data-dir"'],
     why: "a token and a node's own data folder: the tunnel CLI test runs svcd agent --proxy --tunnel as a process and reaches it with svc ssh",
   },
+  {
+    file: "docs/performance.md",
+    command: "npm run bench -- tunnel    # bench/tunnel.bench.ts, about 1.5–2 minutes",
+    by: ["bench/tunnel.bench.ts", "package.json"],
+    evidence: ['"bench": "node bench/run.ts"'],
+    why: "a benchmark: `make bench` runs it, not the test suite (minutes of load)",
+  },
   ...["auth", "proxy"].map(
     (name): Elsewhere => ({
       file: "docs/performance.md",
