@@ -288,6 +288,11 @@ describe("a tunnelled node in a namespace that reaches only the proxy", () => {
       const shell = await svc(["ssh", `root@${NODE}`], "echo shell-$((40+2))\nexit 5\n");
       expect(shell.code, shell.stderr).toBe(5);
       expect(shell.stdout).toContain("shell-42");
+
+      // Auth's per-node decision holds through the tunnel: a login the roles do not grant.
+      const refused = await svc(["ssh", `nobody@${NODE}`, "true"]);
+      expect(refused.code).toBe(4);
+      expect(refused.stderr).toMatch(/not allowed by your roles/);
     },
     STEP,
   );
@@ -329,6 +334,21 @@ describe("a tunnelled node in a namespace that reaches only the proxy", () => {
         }
         return texts.some((t) => t.includes("shell-42")) && texts.some((t) => t.includes("browser-42"));
       }, "the recordings of the browser and svc ssh shells");
+    },
+    STEP,
+  );
+
+  it(
+    "svcctl nodes rm: the tunnelled node is gone for svc ssh and svc ls, as a direct node",
+    async () => {
+      const nodes = json<Array<{ id: string; hostname: string }>>(await svcctl(["nodes", "ls", "--json"]));
+      const nodeId = nodes.find((n) => n.hostname === NODE)?.id ?? "";
+      const rm = await svcctl(["nodes", "rm", nodeId]);
+      expect(rm.code, rm.stderr).toBe(0);
+      const gone = await svc(["ssh", `root@${NODE}`, "true"]);
+      expect(gone.code, gone.stderr).toBe(5);
+      const listed = json<Array<{ hostname: string }>>(await svc(["ls", "--json"]));
+      expect(listed.map((n) => n.hostname)).not.toContain(NODE);
     },
     STEP,
   );
