@@ -231,6 +231,7 @@ describe("a node behind a reverse tunnel", () => {
 
   it("lets a node's newest tunnel replace the old one; a silent tunnel is dropped; the agent comes back", async () => {
     await until(() => registry.has(agent.agentId), "agent tunnel back");
+    await agent.tunnel?.connected();
     const own = await loadIdentity(join(dir, TUNNEL_NODE));
     if (!own) throw new Error("no identity");
     const before = registry.get(agent.agentId)?.session;
@@ -266,6 +267,7 @@ describe("a node behind a reverse tunnel", () => {
   it("keeps a removed node out: its tunnel is refused when it reconnects", async () => {
     const doomed = await startTunnelAgent("node-doomed");
     await until(() => registry.has(doomed.agentId), "doomed tunnel");
+    await doomed.tunnel?.connected();
     await callUnary(fx.env.client, "DeleteNode", { node: doomed.agentId }, userMetadata(alice.sessionId));
     // Drop its tunnel: the reconnect meets the registration check.
     registry.get(doomed.agentId)?.session.destroy();
