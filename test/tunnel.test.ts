@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import {
   agentIdentityUri,
   createRootCa,
@@ -143,6 +144,51 @@ function rawTunnel(id?: { certPem: string; keyPem: string }, caPem?: string) {
   return s;
 }
 
+/**
+ * Opens the node stream WebSocket; collects text frames and binary bytes until the socket closes or
+ * the binary data contains `until`.
+ */
+async function dialNode(
+  query: Record<string, string>,
+  headers: Record<string, string>,
+  until?: string,
+): Promise<{ status?: number; texts: string[]; binary: Buffer; closeCode?: number }> {
+  const url = new URL("/v1/webapi/ssh/dial", fx.proxy.url.replace(/^https:/, "wss:"));
+  for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+  const options: WebSocket.ClientOptions & { servername: string } = {
+    ca: fx.hostCaPem,
+    servername: PUBLIC_HOST,
+    headers,
+  };
+  const ws = new WebSocket(url, options);
+  const texts: string[] = [];
+  const chunks: Buffer[] = [];
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      ws.terminate();
+      reject(new Error("node stream: no answer"));
+    }, 20_000);
+    const done = (r: { status?: number; closeCode?: number }): void => {
+      clearTimeout(timer);
+      resolve({ ...r, texts, binary: Buffer.concat(chunks) });
+    };
+    ws.on("unexpected-response", (_req, res) => {
+      done(res.statusCode !== undefined ? { status: res.statusCode } : {});
+      ws.terminate();
+    });
+    ws.on("message", (data: Buffer, isBinary: boolean) => {
+      if (!isBinary) texts.push(data.toString("utf8"));
+      else chunks.push(data);
+      if (until && Buffer.concat(chunks).toString("latin1").includes(until)) {
+        done({});
+        ws.terminate();
+      }
+    });
+    ws.on("close", (code) => done({ closeCode: code }));
+    ws.on("error", () => {});
+  });
+}
+
 /** True when the proxy keeps the connection open for 400 ms after the handshake. */
 async function survives(id?: { certPem: string; keyPem: string }): Promise<boolean> {
   const s = rawTunnel(id);
@@ -262,6 +308,30 @@ describe("a node behind a reverse tunnel", () => {
     const c = await terminal(TUNNEL_NODE, alice);
     await c.waitControl("ready");
     c.ws.close();
+  }, 60_000);
+
+  it("gives svc ssh a raw stream to the node (/v1/webapi/ssh/dial), after the same checks as the terminal", async () => {
+    await until(() => registry.has(agent.agentId), "agent tunnel");
+    const anonymous = await dialNode({ node: TUNNEL_NODE, login: "root" }, {});
+    expect(anonymous.status).toBe(401);
+    const bob = await fx.login("bob");
+    const refused = await dialNode(
+      { node: TUNNEL_NODE, login: "root" },
+      { authorization: `Bearer ${bob.sessionId}` },
+    );
+    expect(refused.texts.map((t) => JSON.parse(t))).toEqual([
+      expect.objectContaining({ type: "error", code: "access_denied" }),
+    ]);
+    expect(refused.binary.length).toBe(0);
+    expect(refused.closeCode).toBe(4403);
+    const ok = await dialNode(
+      { node: TUNNEL_NODE, login: "root" },
+      { authorization: `Bearer ${dave.sessionId}` },
+      "SSH-2.0-",
+    );
+    expect(ok.texts.map((t) => JSON.parse(t))).toEqual([{ type: "ready", node: TUNNEL_NODE, login: "root" }]);
+    // The node's own SSH banner, relayed untouched: the SSH session is the CLI's, end to end.
+    expect(ok.binary.toString("latin1")).toMatch(/^SSH-2\.0-/);
   }, 60_000);
 
   it("keeps a removed node out: its tunnel is refused when it reconnects", async () => {
