@@ -89,7 +89,7 @@ login. Connectors: GET https://<proxy>/v1/webapi/connectors/public.`,
 
   program
     .command("ssh")
-    .description("open a shell (through the proxy) or run a command (directly) on a node")
+    .description("open a shell or run a command on a node, through the proxy (or --direct)")
     .argument("<[login@]node>", "login and node host name")
     .argument("[command...]", "command to run instead of a shell")
     .option("--direct", "dial the node's address directly instead of going through the proxy")
