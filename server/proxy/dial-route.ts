@@ -6,7 +6,7 @@
 // certificate: the proxy sees only ciphertext; the node decides, records and audits as for a
 // direct connection. A refusal is an `error` control frame and a 44xx/45xx close, as for the
 // terminal.
-import { pipeline } from "node:stream";
+import { type Duplex, pipeline } from "node:stream";
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { createWebSocketStream, type WebSocket } from "ws";
@@ -19,6 +19,58 @@ import { encodeControl } from "./terminal-protocol.ts";
 import type { NodeDialer } from "./tunnel/dialer.ts";
 
 export const DIAL_PATH = "/v1/webapi/ssh/dial";
+
+/** How long the node has to send its SSH identification string (servers send it at once). */
+export const SSH_BANNER_TIMEOUT_MS = 10_000;
+const SSH_BANNER_PREFIX = Buffer.from("SSH-");
+
+/**
+ * Resolves once the node's first bytes are an SSH identification string ("SSH-", RFC 4253 4.2),
+ * with them put back for the relay. A node's address is its own claim: without this check a
+ * node (or whoever rewrote its record) could point the caller's raw stream at any TCP service
+ * the proxy reaches (a metadata endpoint, an internal API). Such services wait for the client or
+ * answer otherwise, so they are refused before the caller may send a byte. Strict on purpose:
+ * the lines RFC 4253 lets a server send before its version are what a non-SSH service says.
+ */
+export function awaitSshBanner(
+  sock: Duplex,
+  hostname: string,
+  timeoutMs = SSH_BANNER_TIMEOUT_MS,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const done = (err?: Error): void => {
+      clearTimeout(timer);
+      sock.off("data", onData);
+      sock.off("end", onEnd);
+      sock.off("close", onEnd);
+      sock.off("error", onError);
+      sock.pause();
+      if (err) reject(err);
+      else {
+        sock.unshift(Buffer.concat(chunks, size));
+        resolve();
+      }
+    };
+    const refused = (): UnavailableError =>
+      new UnavailableError(`node ${JSON.stringify(hostname)} did not answer as an SSH server`);
+    const onData = (chunk: Buffer): void => {
+      chunks.push(chunk);
+      size += chunk.length;
+      const head = Buffer.concat(chunks, size).subarray(0, SSH_BANNER_PREFIX.length);
+      if (!SSH_BANNER_PREFIX.subarray(0, head.length).equals(head)) done(refused());
+      else if (head.length === SSH_BANNER_PREFIX.length) done();
+    };
+    const onEnd = (): void => done(refused());
+    const onError = (): void => done(refused());
+    const timer = setTimeout(() => done(refused()), timeoutMs);
+    sock.on("data", onData);
+    sock.once("end", onEnd);
+    sock.once("close", onEnd);
+    sock.once("error", onError);
+  });
+}
 
 const DialQuery = Type.Object(
   {
@@ -76,6 +128,12 @@ export function registerDialRoute(app: FastifyInstance, deps: DialRouteDeps): vo
             await deps.terminalAuth.authorizeNodeLogin(sessionId, q.node, q.login),
           );
           const sock = await deps.dialer.dial(node);
+          try {
+            await awaitSshBanner(sock, node.hostname);
+          } catch (err) {
+            sock.destroy();
+            throw err;
+          }
           if (closed) {
             sock.destroy();
             return;
