@@ -1,0 +1,539 @@
+// The proxy's one public port as an attacker meets it, all real: auth, the HTTPS proxy with its
+// TLS router, the reverse-tunnel server (with auth's registration check), the svc-peer handler,
+// real node agents (two behind tunnels, one that lies about its address), and the node stream
+// route (/v1/webapi/ssh/dial). Each test is an attempt that must fail for the attacker while the
+// legitimate users and nodes keep working.
+import { mkdtemp, rm } from "node:fs/promises";
+import http2 from "node:http2";
+import { createServer, type Server, type Socket } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import pino from "pino";
+import { Client as SshClient, utils as sshUtils } from "ssh2";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  agentIdentityUri,
+  botIdentityUri,
+  generateEcdsaP256,
+  issueTlsServerCert,
+  privateKeyToPem,
+  serviceIdentityUri,
+} from "../core/certs/x509.ts";
+import { systemClock } from "../core/clock.ts";
+import { API_VERSION } from "../core/resources/index.ts";
+import { loadIdentity } from "../server/agent/identity.ts";
+import { type RunningAgent, runAgent } from "../server/agent/main.ts";
+import { setPassword } from "../server/auth/passwords.ts";
+import { createPeerHandler, type PeerHandler } from "../server/proxy/peering/peer-handler.ts";
+import { PEER_ALPN, PEER_REASON_HEADER, peerAuthority } from "../server/proxy/peering/protocol.ts";
+import { TerminalSlots } from "../server/proxy/terminal-route.ts";
+import { NodeDialer } from "../server/proxy/tunnel/dialer.ts";
+import { GrpcNodeRegistrations } from "../server/proxy/tunnel/registration.ts";
+import { TunnelRegistry } from "../server/proxy/tunnel/registry.ts";
+import { TunnelServer } from "../server/proxy/tunnel/server.ts";
+import { TUNNEL_ALPN } from "../server/tunnel/protocol.ts";
+import {
+  clientCert,
+  closesWithin,
+  type DialOutcome,
+  dial,
+  expiredCert,
+  type Pem,
+  rawTo,
+  survives,
+  tlsTo,
+} from "./one-address-attack-kit.ts";
+import { PASSWORD, PUBLIC_HOST, startTerminalFixture, type TerminalFixture } from "./terminal-fixture.ts";
+
+const logger = pino({ level: process.env["SVC_TEST_LOG_LEVEL"] ?? "silent" });
+const HEARTBEAT = { intervalMs: 500, maxMissed: 3 };
+const BACKOFF = { minMs: 50, maxMs: 200 };
+const DIAL_SLOTS_PER_USER = 3;
+
+let fx: TerminalFixture;
+let dir: string;
+let registry: TunnelRegistry;
+let tunnels: TunnelServer;
+let registrations: GrpcNodeRegistrations;
+let peer: PeerHandler;
+let nodeA: RunningAgent;
+let nodeB: RunningAgent;
+let rogue: RunningAgent;
+let flooder: RunningAgent;
+let idA: Pem;
+let idFlood: Pem;
+let proxyClient: Pem;
+let dave = { sessionId: "", cookie: "" };
+let mallory = { sessionId: "", cookie: "" };
+/** a plain TCP service the rogue node claims as its SSH address (think: a metadata endpoint) */
+let bait: Server;
+const baitSaw: Buffer[] = [];
+const track: Array<() => unknown> = [];
+
+async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+async function agent(hostname: string, o: { tunnel?: boolean; advertise?: string }): Promise<RunningAgent> {
+  const a = await runAgent({
+    authAddress: fx.env.address,
+    authServerName: fx.env.serverName,
+    caPin: fx.env.pin,
+    token: await fx.env.addToken(`${hostname}-token`),
+    dataDir: join(dir, hostname),
+    hostname,
+    labels: { env: "test" },
+    logger,
+    heartbeatIntervalSeconds: 3600,
+    ...(o.tunnel
+      ? { tunnel: { proxyAddress: `127.0.0.1:${fx.proxy.port}`, heartbeat: HEARTBEAT, backoff: BACKOFF } }
+      : { listen: "127.0.0.1:0" }),
+    ...(o.advertise ? { advertiseAddress: o.advertise } : {}),
+  });
+  track.push(() => a.close());
+  return a;
+}
+
+async function identityOf(hostname: string): Promise<Pem> {
+  const id = await loadIdentity(join(dir, hostname));
+  if (!id) throw new Error(`no identity for ${hostname}`);
+  return { certPem: id.tlsCertificatePem, keyPem: id.tlsKeyPem };
+}
+
+function portOf(s: Server): number {
+  const a = s.address();
+  return typeof a === "object" && a ? a.port : 0;
+}
+
+function dialAs(who: { sessionId: string } | undefined, node: string, login = "root"): Promise<DialOutcome> {
+  return dial(
+    {
+      port: fx.proxy.port,
+      caPem: fx.hostCaPem,
+      servername: PUBLIC_HOST,
+      node,
+      login,
+      ...(who ? { bearer: who.sessionId } : {}),
+    },
+    track,
+  );
+}
+
+beforeAll(async () => {
+  registry = new TunnelRegistry();
+  fx = await startTerminalFixture({
+    terminal: {
+      dialer: new NodeDialer({ registry, timeoutMs: 5_000 }),
+      slots: new TerminalSlots({ perUser: DIAL_SLOTS_PER_USER, perProxy: 100 }),
+    },
+  });
+  dir = await mkdtemp(join(tmpdir(), "svc-attacks-"));
+  const clock = systemClock;
+  const key = generateEcdsaP256();
+  const proxyServer: Pem = {
+    certPem: await issueTlsServerCert(fx.env.cas.hostCa, {
+      publicKey: key.publicKey,
+      commonName: PUBLIC_HOST,
+      dnsNames: [PUBLIC_HOST],
+      ips: ["127.0.0.1"],
+      clock,
+    }),
+    keyPem: privateKeyToPem(key.privateKey),
+  };
+  proxyClient = { certPem: fx.grpc.certPem, keyPem: fx.grpc.keyPem };
+  registrations = new GrpcNodeRegistrations(fx.grpc);
+  tunnels = new TunnelServer({
+    registry,
+    tls: () => ({ ...proxyServer, caPems: [fx.env.cas.hostCa.certPem] }),
+    isRegisteredNode: (id) => registrations.isRegistered(id),
+    logger,
+    heartbeat: HEARTBEAT,
+  });
+  fx.proxy.router.handle(TUNNEL_ALPN, (socket) => tunnels.handle(socket));
+  peer = createPeerHandler({
+    tls: { ...proxyServer, caPems: [fx.env.cas.hostCa.certPem] },
+    localDial: (nodeId) => (registry.has(nodeId) ? registry.open(nodeId, 5_000) : undefined),
+    logger,
+  });
+  fx.proxy.router.handle(PEER_ALPN, (socket) => peer.handle(socket));
+
+  bait = createServer((s) => {
+    s.on("data", (d: Buffer) => {
+      baitSaw.push(d);
+      s.end("HTTP/1.0 200 OK\r\n\r\ncloud-credentials");
+    });
+    s.on("error", () => {});
+  });
+  await new Promise<void>((r) => bait.listen(0, "127.0.0.1", r));
+
+  nodeA = await agent("node-a", { tunnel: true });
+  nodeB = await agent("node-b", { tunnel: true });
+  rogue = await agent("node-rogue", { advertise: `127.0.0.1:${portOf(bait)}` });
+  flooder = await agent("node-flood", {});
+  idA = await identityOf("node-a");
+  idFlood = await identityOf("node-flood");
+  await until(() => registry.has(nodeA.agentId) && registry.has(nodeB.agentId), "both tunnels");
+
+  // mallory may log in only on env=prod nodes: she cannot see any node here.
+  await fx.env.source.apply({
+    apiVersion: API_VERSION,
+    kind: "Role",
+    metadata: { name: "prod-only" },
+    spec: { allow: { logins: ["root"], node_labels: { env: "prod" } } },
+  } as never);
+  await fx.env.source.apply({
+    apiVersion: API_VERSION,
+    kind: "User",
+    metadata: { name: "mallory" },
+    spec: { roles: ["prod-only"], traits: {} },
+  } as never);
+  await setPassword(fx.env.backend, "mallory", PASSWORD);
+  dave = await fx.login("dave");
+  mallory = await fx.login("mallory");
+}, 180_000);
+
+afterAll(async () => {
+  for (const c of track.splice(0).reverse()) {
+    try {
+      await c();
+    } catch {
+      // keep closing
+    }
+  }
+  peer?.close();
+  tunnels?.close();
+  registrations?.close();
+  registry?.closeAll();
+  await new Promise<void>((r) => (bait ? bait.close(() => r()) : r()));
+  await fx?.close();
+  if (dir) await rm(dir, { recursive: true, force: true });
+}, 60_000);
+
+/** The SSH banner of the node behind `node`'s dial stream (proves the stream reaches an SSH server). */
+async function bannerThrough(node: string): Promise<string> {
+  const r = await dialAs(dave, node);
+  if (r.kind !== "ready") throw new Error(`dial ${node}: ${JSON.stringify(r)}`);
+  const first = (await r.first).toString("latin1");
+  r.ws.close();
+  return first;
+}
+
+describe("reverse tunnels: nobody takes a node's place or signs it out", () => {
+  it("refuses an expired agent certificate, a bot's, a proxy's and an unregistered node's; the real tunnel stays", async () => {
+    const ca = fx.env.cas.hostCa;
+    const before = registry.get(nodeA.agentId)?.session;
+    expect(before).toBeDefined();
+    const attempts: Array<[string, Pem]> = [
+      ["expired, naming node-a", await expiredCert(ca, agentIdentityUri(nodeA.agentId))],
+      ["a bot's", await clientCert(ca, botIdentityUri(nodeA.agentId))],
+      ["a proxy's", proxyClient],
+      ["an id auth never registered", await clientCert(ca, agentIdentityUri("never-joined"))],
+    ];
+    for (const [what, id] of attempts) {
+      const s = tlsTo(fx.proxy.port, { alpn: [TUNNEL_ALPN], caPem: ca.certPem, id }, track);
+      expect(await survives(s), what).toBe(false);
+    }
+    // The control: node-a's own certificate is admitted (and then replaces its tunnel: see below).
+    expect(registry.get(nodeA.agentId)?.session).toBe(before);
+    expect(new Set(registry.nodeIds())).toEqual(new Set([nodeA.agentId, nodeB.agentId]));
+  }, 60_000);
+
+  it("an anonymous flood of svc-tunnel handshakes (no certificate, several ALPN ids) changes no tunnel", async () => {
+    const a = registry.get(nodeA.agentId)?.session;
+    const b = registry.get(nodeB.agentId)?.session;
+    const alpns = [[TUNNEL_ALPN], ["h2", "http/1.1", TUNNEL_ALPN], [PEER_ALPN, TUNNEL_ALPN]];
+    const results = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        survives(tlsTo(fx.proxy.port, { alpn: alpns[i % 3] ?? [], caPem: fx.hostCaPem }, track)),
+      ),
+    );
+    expect(results.every((alive) => !alive)).toBe(true);
+    expect(registry.get(nodeA.agentId)?.session).toBe(a);
+    expect(registry.get(nodeB.agentId)?.session).toBe(b);
+    expect(await bannerThrough("node-b")).toMatch(/^SSH-2\.0-/);
+  }, 60_000);
+
+  it("node-a's certificate replaces only node-a's tunnel, never node-b's", async () => {
+    const b = registry.get(nodeB.agentId)?.session;
+    const a = registry.get(nodeA.agentId)?.session;
+    const s = tlsTo(fx.proxy.port, { alpn: [TUNNEL_ALPN], caPem: fx.hostCaPem, id: idA }, track);
+    await new Promise<void>((r) => s.once("secureConnect", () => r()));
+    // Speak h2 as an agent would, so the proxy admits and registers this connection.
+    const h2 = http2.createServer();
+    h2.on("stream", (stream) => stream.respond({ ":status": 503 }, { endStream: true }));
+    h2.emit("connection", s);
+    await until(() => registry.get(nodeA.agentId)?.session !== a, "node-a's tunnel replaced");
+    expect(registry.get(nodeB.agentId)?.session).toBe(b);
+    expect(new Set(registry.nodeIds())).toEqual(new Set([nodeA.agentId, nodeB.agentId]));
+    s.destroy();
+    // The real node-a comes back as the newest tunnel.
+    await until(async () => {
+      const r = await dialAs(dave, "node-a");
+      if (r.kind !== "ready") return false;
+      const ok = (await r.first).toString("latin1").startsWith("SSH-2.0-");
+      r.ws.close();
+      return ok;
+    }, "node-a reachable again");
+  }, 60_000);
+
+  it("a tunnel agent flooding PINGs and SETTINGS is cut off; other nodes and the web stay usable", async () => {
+    const s = tlsTo(fx.proxy.port, { alpn: [TUNNEL_ALPN], caPem: fx.hostCaPem, id: idFlood }, track);
+    await new Promise<void>((r) => s.once("secureConnect", () => r()));
+    await until(() => registry.has(flooder.agentId), "the flooder's tunnel");
+    s.resume(); // never read the proxy's answers: its queue of PING ACKs only grows
+    const settings = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+    const ping = Buffer.from([0, 0, 8, 6, 0, 0, 0, 0, 0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    const burst = Buffer.concat([
+      settings,
+      ...Array.from({ length: 2000 }, () => Buffer.concat([ping, settings])),
+    ]);
+    const closed = new Promise<void>((r) => s.once("close", () => r()));
+    for (let i = 0; i < 50 && !s.destroyed; i++) {
+      s.write(burst);
+      await new Promise((r) => setImmediate(r));
+    }
+    await closed;
+    await until(() => !registry.has(flooder.agentId), "the flooder dropped");
+    const ping200 = await fx.client.send({ path: "/v1/webapi/ping" });
+    expect(ping200.status).toBe(200);
+    expect(await bannerThrough("node-b")).toMatch(/^SSH-2\.0-/);
+  }, 60_000);
+});
+
+describe("svc-peer: only proxies, only node ids", () => {
+  it("refuses an agent's and a bot's certificate; admits a proxy's", async () => {
+    const ca = fx.env.cas.hostCa;
+    expect(
+      await survives(tlsTo(fx.proxy.port, { alpn: [PEER_ALPN], caPem: ca.certPem, id: idA }, track)),
+    ).toBe(false);
+    const bot = await clientCert(ca, botIdentityUri("b"));
+    expect(
+      await survives(tlsTo(fx.proxy.port, { alpn: [PEER_ALPN], caPem: ca.certPem, id: bot }, track)),
+    ).toBe(false);
+    const expiredProxy = await expiredCert(ca, serviceIdentityUri("proxy", "proxy"));
+    expect(
+      await survives(tlsTo(fx.proxy.port, { alpn: [PEER_ALPN], caPem: ca.certPem, id: expiredProxy }, track)),
+    ).toBe(false);
+    expect(
+      await survives(tlsTo(fx.proxy.port, { alpn: [PEER_ALPN], caPem: ca.certPem, id: proxyClient }, track)),
+    ).toBe(true);
+  }, 60_000);
+
+  it("a proxy's CONNECT reaches only a tunnelled node id: no host:port, no other method, no unknown node", async () => {
+    const s = tlsTo(fx.proxy.port, { alpn: [PEER_ALPN], caPem: fx.hostCaPem, id: proxyClient }, track);
+    await new Promise<void>((r) => s.once("secureConnect", () => r()));
+    const session = http2.connect(`https://127.0.0.1:${fx.proxy.port}`, { createConnection: () => s });
+    session.on("error", () => {});
+    track.push(() => session.destroy());
+    const ask = (
+      headers: http2.OutgoingHttpHeaders,
+    ): Promise<{ status: number; reason: string; body: string }> =>
+      new Promise((resolve, reject) => {
+        const req = session.request(headers, { endStream: headers[":method"] !== "CONNECT" });
+        const chunks: Buffer[] = [];
+        let status = 0;
+        let reason = "";
+        req.on("response", (h) => {
+          status = Number(h[":status"]);
+          reason = String(h[PEER_REASON_HEADER] ?? "");
+          if (status === 200) {
+            req.once("data", (d: Buffer) => {
+              req.close();
+              resolve({ status, reason, body: d.toString("latin1") });
+            });
+          }
+        });
+        req.on("data", (d: Buffer) => chunks.push(d));
+        req.on("end", () => resolve({ status, reason, body: Buffer.concat(chunks).toString("latin1") }));
+        req.on("error", reject);
+      });
+    // The bait service (a real TCP listener) as a target, in every spelling an attacker might try.
+    const target = `127.0.0.1:${portOf(bait)}`;
+    expect(await ask({ ":method": "CONNECT", ":authority": target })).toMatchObject({ status: 400 });
+    expect(await ask({ ":method": "CONNECT", ":authority": peerAuthority(target) })).toMatchObject({
+      status: 404,
+      reason: "no-tunnel",
+    });
+    expect(
+      await ask({ ":method": "GET", ":path": `/${target}`, ":authority": peerAuthority(nodeA.agentId) }),
+    ).toMatchObject({ status: 400, reason: "bad-request" });
+    // A registered node without a tunnel here (it has an address) is not dialled by its address.
+    expect(await ask({ ":method": "CONNECT", ":authority": peerAuthority(rogue.agentId) })).toMatchObject({
+      status: 404,
+      reason: "no-tunnel",
+    });
+    expect(baitSaw).toEqual([]);
+    // The control: a tunnelled node id is relayed to its SSH server.
+    const ok = await ask({ ":method": "CONNECT", ":authority": peerAuthority(nodeB.agentId) });
+    expect(ok.status).toBe(200);
+    expect(ok.body).toMatch(/^SSH-2\.0-/);
+  }, 60_000);
+});
+
+describe("/v1/webapi/ssh/dial", () => {
+  it("without a session, or with a made-up one, is 401", async () => {
+    expect(await dialAs(undefined, "node-a")).toEqual({ kind: "http", status: 401 });
+    expect(await dialAs({ sessionId: "0".repeat(64) }, "node-a")).toEqual({ kind: "http", status: 401 });
+  }, 30_000);
+
+  it("a node the caller may not see answers exactly like one that does not exist", async () => {
+    const hidden = await dialAs(mallory, "node-a");
+    const missing = await dialAs(mallory, "node-zz");
+    if (hidden.kind !== "refused" || missing.kind !== "refused") throw new Error("expected refusals");
+    expect(hidden.control.code).toBe("not_found");
+    expect({
+      ...hidden,
+      control: { ...hidden.control, message: hidden.control.message?.replace("node-a", "X") },
+    }).toEqual({
+      ...missing,
+      control: { ...missing.control, message: missing.control.message?.replace("node-zz", "X") },
+    });
+    // No session id or token in what a refused caller reads.
+    expect(JSON.stringify(hidden)).not.toContain(mallory.sessionId);
+  }, 30_000);
+
+  it("gives no raw stream to a non-SSH service a node claims as its address", async () => {
+    // node-rogue is a real joined agent whose advertised address is the bait (a service that waits
+    // for its client, like an HTTP metadata endpoint). The proxy must not relay the caller to it.
+    const r = await dialAs(dave, "node-rogue");
+    if (r.kind === "ready") {
+      // What an attacker does next: speak the bait's protocol through the proxy.
+      r.ws.send(Buffer.from("GET /latest/meta-data/ HTTP/1.0\r\n\r\n"));
+      const leaked = await Promise.race([
+        r.first,
+        new Promise<Buffer>((res) => setTimeout(() => res(Buffer.alloc(0)), 2000)),
+      ]);
+      expect(leaked.toString("latin1")).not.toContain("cloud-credentials");
+    }
+    expect(r).toMatchObject({
+      kind: "refused",
+      control: {
+        type: "error",
+        code: "unavailable",
+        message: 'node "node-rogue" did not answer as an SSH server',
+      },
+      closeCode: 4503,
+    });
+    expect(Buffer.concat(baitSaw).toString("latin1")).toBe("");
+  }, 30_000);
+
+  it("the stream grants nothing by itself: the node refuses SSH without the user's certificate", async () => {
+    const r = await dialAs(dave, "node-b");
+    if (r.kind !== "ready") throw new Error(`dial: ${JSON.stringify(r)}`);
+    const { createWebSocketStream } = await import("ws");
+    const stream = createWebSocketStream(r.ws);
+    const key = sshUtils.generateKeyPairSync("ed25519").private;
+    const outcome = await new Promise<string>((resolve) => {
+      const c = new SshClient();
+      c.on("ready", () => {
+        c.end();
+        resolve("logged in");
+      });
+      c.on("error", (err) => resolve(`refused: ${err.message}`));
+      c.connect({
+        sock: stream,
+        username: "root",
+        privateKey: key,
+        hostVerifier: () => true,
+        readyTimeout: 10_000,
+      });
+    });
+    expect(outcome).toMatch(/^refused: All configured authentication methods failed/);
+    r.ws.close();
+  }, 30_000);
+
+  it("holding node streams is bounded per user (terminal slots), and freed slots are reusable", async () => {
+    // alice holds nothing else open, so her slots are all free at the start.
+    const alice = await fx.login("alice");
+    const held: DialOutcome[] = [];
+    for (let i = 0; i < DIAL_SLOTS_PER_USER; i++) held.push(await dialAs(alice, "node-b"));
+    expect(held.map((h) => h.kind)).toEqual(Array(DIAL_SLOTS_PER_USER).fill("ready"));
+    expect(await dialAs(alice, "node-b")).toEqual({ kind: "http", status: 429 });
+    // Another user is not kept out by alice's streams.
+    expect(await bannerThrough("node-b")).toMatch(/^SSH-2\.0-/);
+    for (const h of held) if (h.kind === "ready") h.ws.close();
+    await until(async () => {
+      const r = await dialAs(alice, "node-b");
+      if (r.kind === "ready") r.ws.close();
+      return r.kind === "ready";
+    }, "a freed slot");
+  }, 60_000);
+});
+
+describe("the public port under abuse", () => {
+  it("routes a ClientHello sent one byte per write, with upper-case SNI, to the web server", async () => {
+    const res = await fx.client.send({ path: "/v1/webapi/ping" });
+    expect(res.status).toBe(200);
+    // Capture a real hello (upper-case SNI, several ALPN ids) from a throwaway listener...
+    const hello = await new Promise<Buffer>((resolve) => {
+      const cap = createServer((s) => {
+        s.once("data", (d: Buffer) => {
+          resolve(d);
+          s.destroy();
+          cap.close();
+        });
+      });
+      cap.listen(0, "127.0.0.1", () => {
+        const t = tlsTo(
+          portOf(cap),
+          { alpn: ["h2", "http/1.1"], caPem: fx.hostCaPem, servername: "PROXY.SVC.TEST" },
+          track,
+        );
+        t.on("error", () => {});
+      });
+    });
+    // ... and dribble it to the proxy: it must wait, not refuse, and answer as the web server.
+    const s = await rawTo(fx.proxy.port, track);
+    for (const byte of hello) {
+      s.write(Buffer.from([byte]));
+      await new Promise((r) => setImmediate(r));
+    }
+    const answer = await new Promise<Buffer>((resolve) => s.once("data", resolve));
+    // A TLS ServerHello (handshake record), not a refusal or a close.
+    expect(answer[0]).toBe(0x16);
+  }, 30_000);
+
+  it("closes SSLv2-style hellos, other protocols and oversized records without waiting for the timeout", async () => {
+    const cases: Array<[string, Buffer]> = [
+      ["SSLv2 hello", Buffer.from("802e0100020015000000100100800700c0", "hex")],
+      ["binary garbage", Buffer.from([0x05, 0x00, 0xff, 0x13])],
+      [
+        "record declaring 64 KiB, then 17 KiB",
+        Buffer.concat([Buffer.from([0x16, 3, 1, 0xff, 0xff]), Buffer.alloc(17 * 1024, 1)]),
+      ],
+      ["hello declaring 16 MiB", Buffer.concat([Buffer.from([0x16, 3, 1, 0, 4, 1, 0xff, 0xff, 0xff])])],
+    ];
+    for (const [what, bytes] of cases) {
+      const s = await rawTo(fx.proxy.port, track);
+      s.write(bytes);
+      const got = await closesWithin(s, 5_000);
+      expect(got, what).toBeDefined();
+      expect(got?.length, what).toBe(0);
+    }
+    const http = await rawTo(fx.proxy.port, track);
+    http.write("GET /v1/webapi/ping HTTP/1.1\r\nHost: x\r\n\r\n");
+    expect((await closesWithin(http, 5_000))?.toString()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
+  }, 60_000);
+
+  it("500 half-open connections (no hello, or half a hello) do not keep others out, and are closed at the hello timeout", async () => {
+    const held: Socket[] = [];
+    for (let i = 0; i < 500; i++) {
+      const s = await rawTo(fx.proxy.port, track);
+      if (i % 2) s.write(Buffer.from([0x16, 3, 1, 0x02, 0x00, 1]));
+      held.push(s);
+    }
+    const closings = held.map((s) => closesWithin(s, 13_000));
+    // While they are held: a login through the web server and a node stream through a tunnel.
+    const login = await fx.login("dave");
+    expect(login.sessionId).toMatch(/./);
+    expect(await bannerThrough("node-a")).toMatch(/^SSH-2\.0-/);
+    const stillOpen = held.filter((s) => !s.destroyed).length;
+    expect(stillOpen).toBe(500); // no per-address bound: all are held until the hello timeout
+    const results = await Promise.all(closings);
+    expect(results.filter((r) => r === undefined)).toEqual([]);
+  }, 60_000);
+});
