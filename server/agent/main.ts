@@ -12,7 +12,6 @@ import { type Clock, systemClock } from "../../core/clock.ts";
 import { BadParameterError, hasCode } from "../../core/errors.ts";
 import { type AuthServiceClient, agentMetadata, callUnary, createAuthClient } from "../auth/client.ts";
 import type { AuthRoute } from "../auth/via-proxy.ts";
-import type { BackoffOptions, HeartbeatOptions } from "../tunnel/protocol.ts";
 import { SERVER_VERSION } from "../version.ts";
 import { auditRequestOf, userOfKeyId } from "./audit.ts";
 import { agentAuthRoute, sameStoredRoute, storedRouteOf } from "./auth-target.ts";
@@ -20,7 +19,12 @@ import { IDENTITY_FILE, loadIdentity, saveIdentity } from "./identity.ts";
 import { joinCluster } from "./join.ts";
 import { SessionRecorder } from "./recorder.ts";
 import { AgentSshServer, type AgentSshServerOptions, type SessionSink } from "./ssh-server.ts";
-import { TunnelClient } from "./tunnel-client.ts";
+import {
+  type AgentTunnelOptions,
+  agentTunnel,
+  heartbeatTunnelField,
+  type TunnelClient,
+} from "./tunnel-client.ts";
 import { uploadAndRemove, uploadPending } from "./upload.ts";
 
 export interface AgentOptions {
@@ -63,13 +67,7 @@ export interface AgentOptions {
   tunnel?: AgentTunnelOptions;
 }
 
-export interface AgentTunnelOptions {
-  proxyAddress?: string;
-  /** TLS name on the proxy's identity certificate; default the address host */
-  serverName?: string;
-  heartbeat?: HeartbeatOptions;
-  backoff?: BackoffOptions;
-}
+export type { AgentTunnelOptions };
 
 export interface RunningAgent {
   agentId: string;
@@ -148,12 +146,6 @@ async function freePort(host: string): Promise<number> {
       srv.close(() => resolve(port));
     });
   });
-}
-
-/** The heartbeat's tunnel field: where the live tunnel ends, absent without one. */
-function tunnelLocation(t: TunnelClient | undefined): { tunnel?: { proxy_id: string; peer_addr: string } } {
-  const loc = t?.location();
-  return loc ? { tunnel: { proxy_id: loc.proxyId, peer_addr: loc.peerAddr } } : {};
 }
 
 export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
@@ -323,27 +315,17 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     },
   });
   const bound = listening ? await server.listen(listen.port, listen.host) : { host: "", port: 0 };
-  let tunnel: TunnelClient | undefined;
-  if (opts.tunnel) {
-    const proxyAddress = opts.tunnel.proxyAddress ?? route.proxy;
-    if (!proxyAddress)
-      throw new BadParameterError(
-        "a tunnel needs the proxy's address: --proxy host:port or --tunnel host:port",
-      );
-    tunnel = new TunnelClient({
-      proxyAddress,
-      ...(opts.tunnel.serverName ? { serverName: opts.tunnel.serverName } : {}),
-      caPems: id.hostCaPems,
-      certPem: id.tlsCertificatePem,
-      keyPem: id.tlsKeyPem,
-      onStream: (stream, remote) => server.accept(stream, remote),
-      // Other proxy replicas find the tunnel through auth: tell it at once.
-      onLocation: () => void track(heartbeat().catch(() => undefined)),
-      logger: log,
-      ...(opts.tunnel.heartbeat ? { heartbeat: opts.tunnel.heartbeat } : {}),
-      ...(opts.tunnel.backoff ? { backoff: opts.tunnel.backoff } : {}),
-    });
-  }
+  const tunnel = opts.tunnel
+    ? agentTunnel({
+        options: opts.tunnel,
+        ...(route.proxy ? { proxyAddress: route.proxy } : {}),
+        identity: id,
+        onStream: (stream, remote) => server.accept(stream, remote),
+        // Other proxy replicas find the tunnel through auth: tell it at once.
+        onLocation: () => void track(heartbeat().catch(() => undefined)),
+        logger: log,
+      })
+    : undefined;
 
   const heartbeat = async (): Promise<void> => {
     await resolveAdvertised();
@@ -355,7 +337,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
         addresses,
         labels,
         version: SERVER_VERSION,
-        ...tunnelLocation(tunnel),
+        ...heartbeatTunnelField(tunnel),
       },
       md(),
     );

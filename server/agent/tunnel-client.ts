@@ -9,6 +9,7 @@ import { isIP } from "node:net";
 import type { Duplex } from "node:stream";
 import { type TLSSocket, connect as tlsConnect } from "node:tls";
 import type { Logger } from "pino";
+import { BadParameterError } from "../../core/errors.ts";
 import type { TunnelLocation } from "../proxy/auth-client.ts";
 import { isLocationRequest, readLocation } from "../proxy/peering/location.ts";
 import {
@@ -220,4 +221,50 @@ export class TunnelClient {
     }, wait);
     this.#timer.unref();
   }
+}
+
+/** `svcd agent --tunnel` (runAgent's `tunnel`). */
+export interface AgentTunnelOptions {
+  proxyAddress?: string;
+  /** TLS name on the proxy's identity certificate; default the address host */
+  serverName?: string;
+  heartbeat?: HeartbeatOptions;
+  backoff?: BackoffOptions;
+}
+
+/** The agent's tunnel from its options and join identity; the proxy auth is reached through by default. */
+export function agentTunnel(o: {
+  options: AgentTunnelOptions;
+  /** the proxy the agent reaches auth through, if any */
+  proxyAddress?: string;
+  identity: { hostCaPems: readonly string[]; tlsCertificatePem: string; tlsKeyPem: string };
+  onStream: TunnelClientOptions["onStream"];
+  onLocation: NonNullable<TunnelClientOptions["onLocation"]>;
+  logger: Logger;
+}): TunnelClient {
+  const proxyAddress = o.options.proxyAddress ?? o.proxyAddress;
+  if (!proxyAddress)
+    throw new BadParameterError(
+      "a tunnel needs the proxy's address: --proxy host:port or --tunnel host:port",
+    );
+  return new TunnelClient({
+    proxyAddress,
+    ...(o.options.serverName ? { serverName: o.options.serverName } : {}),
+    caPems: o.identity.hostCaPems,
+    certPem: o.identity.tlsCertificatePem,
+    keyPem: o.identity.tlsKeyPem,
+    onStream: o.onStream,
+    onLocation: o.onLocation,
+    logger: o.logger,
+    ...(o.options.heartbeat ? { heartbeat: o.options.heartbeat } : {}),
+    ...(o.options.backoff ? { backoff: o.options.backoff } : {}),
+  });
+}
+
+/** The heartbeat's tunnel field: where the live tunnel ends, absent without one. */
+export function heartbeatTunnelField(t: TunnelClient | undefined): {
+  tunnel?: { proxy_id: string; peer_addr: string };
+} {
+  const loc = t?.location();
+  return loc ? { tunnel: { proxy_id: loc.proxyId, peer_addr: loc.peerAddr } } : {};
 }
