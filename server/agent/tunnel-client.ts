@@ -175,7 +175,7 @@ export class TunnelClient {
       socket.setNoDelay(true);
       this.#h2.emit("connection", socket);
     });
-    socket.once("error", (err) => {
+    socket.on("error", (err) => {
       o.logger.warn({ err: err.message, proxy: o.proxyAddress }, "tunnel connection failed");
     });
     socket.once("close", () => {

@@ -81,7 +81,7 @@ export class TunnelRegistry {
           reject(new UnavailableError(`the node refused the tunnel stream (${String(headers[":status"])})`));
         }
       });
-      stream.once("error", (err) => {
+      stream.on("error", (err) => {
         clearTimeout(timer);
         reject(new UnavailableError(`tunnel stream failed: ${err.message}`));
       });
