@@ -1,6 +1,7 @@
-// A browser-terminal session as the tunnel benchmark drives it: the proxy's terminal WebSocket
-// (/v1/webapi/ssh/connect) with a Bearer session, output counted and watched for a marker, and the
-// two measurements (output throughput, one-byte echo round trips through a raw-mode cat).
+// A shell session as the terminal and tunnel benchmarks drive it, whatever carries it (the proxy's
+// terminal WebSocket here; direct ssh and wetty in bench/terminal.bench.ts): output counted and
+// watched for a marker, and the two measurements (output throughput, one-byte echo round trips
+// through a raw-mode cat).
 import WebSocket from "ws";
 
 export interface Session {
@@ -12,13 +13,13 @@ export interface Session {
 }
 
 /** Counts output bytes and keeps a short tail to match markers split across chunks. */
-function watcher() {
+export function watcher() {
   let count = 0;
   let tail = "";
   let want: { text: string; resolve: () => void } | undefined;
   return {
-    push(chunk: Buffer): void {
-      const s = chunk.toString("latin1");
+    push(chunk: string | Buffer): void {
+      const s = typeof chunk === "string" ? chunk : chunk.toString("latin1");
       count += s.length;
       tail = (tail + s).slice(-64);
       if (want && tail.includes(want.text)) {
@@ -45,9 +46,12 @@ function watcher() {
   };
 }
 
+/** The proxy's terminal WebSocket (/v1/webapi/ssh/connect) to `node` as root, Bearer session. */
 export async function wsSession(o: {
+  /** the proxy's https:// URL */
   url: string;
   ca: string;
+  /** TLS name in the proxy's certificate */
   servername: string;
   sessionId: string;
   node: string;
@@ -77,11 +81,22 @@ export async function wsSession(o: {
 }
 
 const MARK = "END-42";
+const DEFAULT_BYTES = 16 * 1024 * 1024;
 
-/** Bytes/s of `bytes` of base64 output (zeros, encoded by the node's shell) through the session. */
-export async function throughput(s: Session, bytes: number): Promise<number> {
+/**
+ * Bytes/s of shell output through the session: `bytes` of 'a' (default 16 MiB), or with `base64`
+ * that many zeros encoded by the node's shell (4/3 as many bytes, and the node's CPU busier).
+ */
+export async function throughput(
+  s: Session,
+  bytes = DEFAULT_BYTES,
+  o: { base64?: boolean } = {},
+): Promise<number> {
+  const produce = o.base64
+    ? `head -c ${bytes} /dev/zero | base64 -w 0`
+    : `head -c ${bytes} /dev/zero | tr '\\0' a`;
   // The marker is assembled by the shell, so the echoed command line never matches it.
-  const flood = `stty -echo; head -c ${bytes} /dev/zero | base64 -w 0; echo; echo EN''D-$((40+2))\r`;
+  const flood = `stty -echo; ${produce}; echo; echo EN''D-$((40+2))\r`;
   const start = performance.now();
   const before = s.received();
   const done = s.until(MARK, 300_000);

@@ -4,82 +4,29 @@
 // - keystroke echo: p50/p99 round trip of one byte through a raw-mode `cat`, WebSocket minus direct
 //   ssh = what the proxy adds (goal p99 <= 1 ms added);
 // - memory: proxy process growth per idle terminal session with up to 1,000 open (goal <= 256 KiB).
-// The proxy runs in its own process (test/terminal-proxy-process.ts) so its memory is its own;
+// The proxy runs in its own process (bench/tunnel-proxy-process.ts, assembled as `svcd start` does,
+// shared with the tunnel benchmark) so its memory is its own;
 // auth runs in this process; the throughput/latency node is a real OpenSSH sshd (agentless node),
 // the memory node a real node agent (its own process) since it serves many sessions cheaply.
-import { type ChildProcess, fork, spawn } from "node:child_process";
+import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { io as socketIo } from "socket.io-client";
-import WebSocket from "ws";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
-import {
-  generateEcdsaP256,
-  issueTlsClientCert,
-  issueTlsServerCert,
-  privateKeyToPem,
-  serviceIdentityUri,
-} from "../core/certs/x509.ts";
-import { systemClock } from "../core/clock.ts";
 import { callUnary, userMetadata } from "../server/auth/client.ts";
 import { startAgentAuthEnv, startAgentProcess } from "../test/agent-fixture.ts";
 import { startAgentlessSshd } from "../test/terminal-fixture.ts";
-import type { ProxyProcessConfig } from "../test/terminal-proxy-process.ts";
 import { type BenchReport, type BenchRow, percentile } from "./report.ts";
+import { echoSamples, type Session, startEcho, throughput, watcher, wsSession } from "./terminal-session.ts";
+import { type ProxyMemory, startProxyProcess, stopChild } from "./tunnel-proxy-process.ts";
 
 const PUBLIC_HOST = "proxy.bench.test";
 const PAYLOAD = Number(process.env["SVC_BENCH_TERMINAL_BYTES"] ?? 16 * 1024 * 1024);
 const ROUNDS = 5;
 const ECHO_SAMPLES = 900;
 const SESSIONS = Number(process.env["SVC_BENCH_TERMINAL_SESSIONS"] ?? 1000);
-const MARK = "END-42";
-const FLOOD = `stty -echo; head -c ${PAYLOAD} /dev/zero | tr '\\0' a; echo; echo EN''D-$((40+2))\r`;
-const CAT = "stty raw -echo; printf 'R''DY'; exec cat\r";
-
-/** One shell session, whatever carries it: write keystrokes, watch output. */
-interface Session {
-  write(data: string): void;
-  /** resolves when `text` shows up in output received after this call */
-  until(text: string, timeoutMs?: number): Promise<void>;
-  received(): number;
-  close(): void;
-}
-
-/** Output watcher shared by the three transports: counts bytes, keeps a short tail to match. */
-function watcher() {
-  let count = 0;
-  let tail = "";
-  let want: { text: string; resolve: () => void } | undefined;
-  return {
-    push(chunk: string | Buffer): void {
-      const s = typeof chunk === "string" ? chunk : chunk.toString("latin1");
-      count += s.length;
-      tail = (tail + s).slice(-64);
-      if (want && tail.includes(want.text)) {
-        const w = want;
-        want = undefined;
-        tail = "";
-        w.resolve();
-      }
-    },
-    until(text: string, timeoutMs = 120_000): Promise<void> {
-      tail = "";
-      return new Promise<void>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`timed out waiting for ${text}`)), timeoutMs);
-        want = {
-          text,
-          resolve: () => {
-            clearTimeout(timer);
-            resolve();
-          },
-        };
-      });
-    },
-    received: () => count,
-  };
-}
 
 function sshSession(args: string[]): Promise<Session> {
   const child = spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
@@ -92,31 +39,6 @@ function sshSession(args: string[]): Promise<Session> {
     received: w.received,
     close: () => child.kill("SIGTERM"),
   });
-}
-
-async function wsSession(o: { url: string; ca: string; sessionId: string; node: string }): Promise<Session> {
-  const url = `${o.url.replace(/^https/, "wss")}/v1/webapi/ssh/connect?node=${o.node}&login=root`;
-  const options: WebSocket.ClientOptions & { servername: string } = {
-    ca: o.ca,
-    servername: PUBLIC_HOST,
-    headers: { authorization: `Bearer ${o.sessionId}` },
-  };
-  const ws = new WebSocket(url, options);
-  const w = watcher();
-  await new Promise<void>((resolve, reject) => {
-    ws.on("message", (data: Buffer, isBinary: boolean) => {
-      if (isBinary) w.push(data);
-      else if (data.toString().includes('"ready"')) resolve();
-      else reject(new Error(`terminal refused: ${data.toString()}`));
-    });
-    ws.once("error", reject);
-  });
-  return {
-    write: (d) => ws.send(Buffer.from(d, "latin1"), { binary: true }),
-    until: (t, ms) => w.until(t, ms),
-    received: w.received,
-    close: () => ws.terminate(),
-  };
 }
 
 async function wettySession(port: number): Promise<Session> {
@@ -144,30 +66,6 @@ async function wettySession(port: number): Promise<Session> {
   };
 }
 
-/** Bytes/s of one flood of output. */
-async function throughput(s: Session): Promise<number> {
-  const start = performance.now();
-  const before = s.received();
-  const done = s.until(MARK, 300_000);
-  s.write(FLOOD);
-  await done;
-  return ((s.received() - before) / (performance.now() - start)) * 1000;
-}
-
-/** Echo round trips (ms) of single bytes through a raw-mode cat. */
-async function echoSamples(s: Session, n: number): Promise<number[]> {
-  const out: number[] = [];
-  for (let i = 0; i < n; i++) {
-    const ch = String.fromCharCode(97 + (i % 26));
-    const t0 = performance.now();
-    const got = s.until(ch, 10_000);
-    s.write(ch);
-    await got;
-    out.push(performance.now() - t0);
-  }
-  return out;
-}
-
 const median = (xs: number[]): number => percentile(xs, 50);
 
 async function freePort(): Promise<number> {
@@ -178,58 +76,6 @@ async function freePort(): Promise<number> {
       const a = srv.address();
       srv.close(() => resolve(typeof a === "object" && a ? a.port : 0));
     });
-  });
-}
-
-function waitLine(
-  child: ChildProcess,
-  re: RegExp,
-  what: string,
-  timeoutMs = 120_000,
-): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    const timer = setTimeout(
-      () => reject(new Error(`${what} did not start: ${buf.slice(-1000)}`)),
-      timeoutMs,
-    );
-    const on = (d: Buffer): void => {
-      buf += d.toString();
-      const m = re.exec(buf);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-    };
-    child.stdout?.on("data", on);
-    child.stderr?.on("data", on);
-    child.once("exit", (code) => reject(new Error(`${what} exited (${code}): ${buf.slice(-1000)}`)));
-  });
-}
-
-interface Memory {
-  rss: number;
-  heapUsed: number;
-  external: number;
-  arrayBuffers: number;
-}
-
-function memoryOf(child: ChildProcess): Promise<Memory> {
-  return new Promise((resolve) => {
-    child.once("message", (m) => resolve(m as Memory));
-    child.send({ cmd: "memory" });
-  });
-}
-
-async function stop(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const t = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    child.once("exit", () => {
-      clearTimeout(t);
-      resolve();
-    });
-    child.kill("SIGTERM");
   });
 }
 
@@ -247,42 +93,9 @@ export default async function terminalBench(): Promise<BenchReport> {
     cleanups.push(() => sshd.stop());
 
     // The proxy in its own process.
-    const clock = systemClock;
-    const serverKey = generateEcdsaP256();
-    const serverCertPem = await issueTlsServerCert(env.cas.hostCa, {
-      publicKey: serverKey.publicKey,
-      commonName: PUBLIC_HOST,
-      dnsNames: [PUBLIC_HOST],
-      ips: ["127.0.0.1"],
-      clock,
-    });
-    const clientKey = generateEcdsaP256();
-    const cfg: ProxyProcessConfig = {
-      authAddress: env.address,
-      authServerName: env.serverName,
-      caPems: [env.cas.hostCa.certPem],
-      clientCertPem: await issueTlsClientCert(env.cas.hostCa, {
-        publicKey: clientKey.publicKey,
-        commonName: "proxy",
-        uri: serviceIdentityUri("proxy", "bench"),
-        clock,
-      }),
-      clientKeyPem: privateKeyToPem(clientKey.privateKey),
-      serverCertPem,
-      serverKeyPem: privateKeyToPem(serverKey.privateKey),
-      publicUrl: `https://${PUBLIC_HOST}`,
-    };
-    const proxyChild = fork(
-      join(import.meta.dirname, "..", "test", "terminal-proxy-process.ts"),
-      [JSON.stringify(cfg)],
-      {
-        execArgv: ["--expose-gc"],
-        stdio: ["ignore", "pipe", "pipe", "ipc"],
-      },
-    );
-    cleanups.push(() => stop(proxyChild));
-    const proxyPort = Number((await waitLine(proxyChild, /READY (\d+)/, "proxy"))[1]);
-    const proxyUrl = `https://127.0.0.1:${proxyPort}`;
+    const proxy = await startProxyProcess(env, PUBLIC_HOST);
+    cleanups.push(() => proxy.stop());
+    const proxyUrl = `https://${proxy.address}`;
 
     // Direct ssh and wetty use a user certificate from the same auth, trusting the host CA.
     const key = generateSshKeyPair("ed25519");
@@ -320,8 +133,8 @@ export default async function terminalBench(): Promise<BenchReport> {
     // wetty over HTTPS (the same kind of certificate), spawning the same ssh to the same sshd.
     const wettyTlsKey = join(dir, "wetty.key");
     const wettyTlsCert = join(dir, "wetty.crt");
-    await writeFile(wettyTlsKey, cfg.serverKeyPem, { mode: 0o600 });
-    await writeFile(wettyTlsCert, serverCertPem);
+    await writeFile(wettyTlsKey, proxy.serverKeyPem, { mode: 0o600 });
+    await writeFile(wettyTlsCert, proxy.serverCertPem);
     const wettyPort = await freePort();
     const wettyMain = join(import.meta.dirname, "..", "node_modules", "wetty", "build", "main.js");
     const wetty = spawn(
@@ -356,7 +169,7 @@ export default async function terminalBench(): Promise<BenchReport> {
       ],
       { stdio: ["ignore", "pipe", "pipe"] },
     );
-    cleanups.push(() => stop(wetty));
+    cleanups.push(() => stopChild(wetty));
     // wetty logs nothing at warn level once listening: poll its port.
     for (let i = 0; ; i++) {
       const ok = await new Promise<boolean>((resolve) => {
@@ -369,10 +182,11 @@ export default async function terminalBench(): Promise<BenchReport> {
       await new Promise((r) => setTimeout(r, 100));
     }
 
-    const node = "bench-sshd";
+    const openWs = (node: string): Promise<Session> =>
+      wsSession({ url: proxyUrl, ca: env.cas.hostCa.certPem, servername: PUBLIC_HOST, sessionId, node });
     const open = {
       ssh: () => sshSession(sshArgs),
-      ws: () => wsSession({ url: proxyUrl, ca: env.cas.hostCa.certPem, sessionId, node }),
+      ws: () => openWs("bench-sshd"),
       wetty: () => wettySession(wettyPort),
     };
     type PathName = keyof typeof open;
@@ -386,7 +200,7 @@ export default async function terminalBench(): Promise<BenchReport> {
         try {
           s.write("stty -echo\r");
           await new Promise((res) => setTimeout(res, 300));
-          rates[p].push(await throughput(s));
+          rates[p].push(await throughput(s, PAYLOAD));
         } finally {
           s.close();
         }
@@ -406,9 +220,7 @@ export default async function terminalBench(): Promise<BenchReport> {
     for (const p of paths) {
       const s = await open[p]();
       sessions[p] = s;
-      const ready = s.until("RDY", 30_000);
-      s.write(CAT);
-      await ready;
+      await startEcho(s);
       await echoSamples(s, 20); // warm-up
     }
     for (let block = 0; block < 3; block++) {
@@ -447,17 +259,13 @@ export default async function terminalBench(): Promise<BenchReport> {
     cleanups.push(() => {
       for (const s of idle) s.close();
     });
-    const base = await memoryOf(proxyChild);
+    const base = await proxy.memory();
     let opened = 0;
     let failure = "";
     const started = performance.now();
     while (opened < SESSIONS && failure === "") {
       const batch = Math.min(20, SESSIONS - opened);
-      const results = await Promise.allSettled(
-        Array.from({ length: batch }, () =>
-          wsSession({ url: proxyUrl, ca: env.cas.hostCa.certPem, sessionId, node: "bench-agent" }),
-        ),
-      );
+      const results = await Promise.allSettled(Array.from({ length: batch }, () => openWs("bench-agent")));
       for (const r of results) {
         if (r.status === "fulfilled") idle.push(r.value);
         else failure = r.reason instanceof Error ? r.reason.message : String(r.reason);
@@ -466,8 +274,8 @@ export default async function terminalBench(): Promise<BenchReport> {
     }
     const openSeconds = (performance.now() - started) / 1000;
     await new Promise((r) => setTimeout(r, 3000));
-    const loaded = await memoryOf(proxyChild);
-    const perSession = (k: keyof Memory): number => (loaded[k] - base[k]) / Math.max(1, opened);
+    const loaded = await proxy.memory();
+    const perSession = (k: keyof ProxyMemory): number => (loaded[k] - base[k]) / Math.max(1, opened);
     const rssKiB = perSession("rss") / 1024;
     const jsKiB = (perSession("heapUsed") + perSession("external")) / 1024;
     rows.push({

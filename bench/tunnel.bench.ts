@@ -9,23 +9,14 @@
 //   agent processes.
 // The proxy runs in its own process (bench/tunnel-proxy-process.ts) so its CPU and memory are its
 // own; auth and the lightweight agents run in this process, the two real agents in their own.
-import { type ChildProcess, fork } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import {
-  generateEcdsaP256,
-  issueTlsClientCert,
-  issueTlsServerCert,
-  privateKeyToPem,
-  serviceIdentityUri,
-} from "../core/certs/x509.ts";
-import { systemClock } from "../core/clock.ts";
 import { startAgentAuthEnv, startAgentProcess } from "../test/agent-fixture.ts";
 import { type BenchReport, type BenchRow, percentile } from "./report.ts";
 import { echoSamples, type Session, startEcho, throughput, wsSession } from "./terminal-session.ts";
 import { tunnelFleet } from "./tunnel-fleet.ts";
-import type { ProxyCpu, ProxyMemory, TunnelProxyProcessConfig } from "./tunnel-proxy-process.ts";
+import { type ProxyMemory, startProxyProcess } from "./tunnel-proxy-process.ts";
 
 const PUBLIC_HOST = "proxy.bench.test";
 const PAYLOAD = Number(process.env["SVC_BENCH_TUNNEL_BYTES"] ?? 64 * 1024 * 1024);
@@ -34,43 +25,6 @@ const ECHO_SAMPLES = 600;
 const IDLE_TUNNELS = Number(process.env["SVC_BENCH_TUNNEL_IDLE"] ?? 200);
 const FLEET = Number(process.env["SVC_BENCH_TUNNEL_FLEET"] ?? 1000);
 const CPU_WINDOW_MS = 30_000;
-
-function ask<T>(child: ChildProcess, cmd: string): Promise<T> {
-  return new Promise((resolve) => {
-    child.once("message", (m) => resolve(m as T));
-    child.send({ cmd });
-  });
-}
-
-function waitLine(child: ChildProcess, re: RegExp, what: string): Promise<RegExpExecArray> {
-  return new Promise((resolve, reject) => {
-    let buf = "";
-    const timer = setTimeout(() => reject(new Error(`${what} did not start: ${buf.slice(-1000)}`)), 120_000);
-    const on = (d: Buffer): void => {
-      buf += d.toString();
-      const m = re.exec(buf);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m);
-      }
-    };
-    child.stdout?.on("data", on);
-    child.stderr?.on("data", on);
-    child.once("exit", (code) => reject(new Error(`${what} exited (${code}): ${buf.slice(-1000)}`)));
-  });
-}
-
-async function stop(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  await new Promise<void>((resolve) => {
-    const t = setTimeout(() => child.kill("SIGKILL"), 10_000);
-    child.once("exit", () => {
-      clearTimeout(t);
-      resolve();
-    });
-    child.kill("SIGTERM");
-  });
-}
 
 async function until(cond: () => Promise<boolean>, what: string, ms = 60_000): Promise<void> {
   const end = Date.now() + ms;
@@ -102,52 +56,22 @@ export default async function tunnelBench(): Promise<BenchReport> {
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
     const sessionId = await env.login("alice");
 
-    const clock = systemClock;
-    const serverKey = generateEcdsaP256();
-    const clientKey = generateEcdsaP256();
-    const cfg: TunnelProxyProcessConfig = {
-      authAddress: env.address,
-      authServerName: env.serverName,
-      caPems: [env.cas.hostCa.certPem],
-      clientCertPem: await issueTlsClientCert(env.cas.hostCa, {
-        publicKey: clientKey.publicKey,
-        commonName: "proxy",
-        uri: serviceIdentityUri("proxy", "bench"),
-        clock,
-      }),
-      clientKeyPem: privateKeyToPem(clientKey.privateKey),
-      serverCertPem: await issueTlsServerCert(env.cas.hostCa, {
-        publicKey: serverKey.publicKey,
-        commonName: PUBLIC_HOST,
-        dnsNames: [PUBLIC_HOST],
-        ips: ["127.0.0.1"],
-        clock,
-      }),
-      serverKeyPem: privateKeyToPem(serverKey.privateKey),
-      publicUrl: `https://${PUBLIC_HOST}`,
-    };
-    const proxyChild = fork(join(import.meta.dirname, "tunnel-proxy-process.ts"), [JSON.stringify(cfg)], {
-      execArgv: ["--expose-gc"],
-      stdio: ["ignore", "pipe", "pipe", "ipc"],
-    });
-    cleanups.push(() => stop(proxyChild));
-    const proxyPort = Number((await waitLine(proxyChild, /READY (\d+)/, "proxy"))[1]);
-    const proxyAddress = `127.0.0.1:${proxyPort}`;
-    const tunnelsUp = async (): Promise<number> =>
-      (await ask<{ tunnels: number }>(proxyChild, "tunnels")).tunnels;
+    const proxy = await startProxyProcess(env, PUBLIC_HOST);
+    cleanups.push(() => proxy.stop());
+    const proxyAddress = proxy.address;
 
     // Idle memory per tunnel, first, while the proxy's heap and RSS are still those of a fresh
     // process (terminal floods later leave freed pages that hide growth): lightweight agents
     // (bench/tunnel-fleet.ts), the proxy measured after a full GC. They stay connected.
     const fleet = tunnelFleet({ env, proxyAddress });
     cleanups.push(() => fleet.close());
-    const base = await ask<ProxyMemory>(proxyChild, "memory");
+    const base = await proxy.memory();
     const idleStart = performance.now();
     await fleet.grow(IDLE_TUNNELS);
-    await until(async () => (await tunnelsUp()) >= IDLE_TUNNELS, `${IDLE_TUNNELS} tunnels`);
+    await until(async () => (await proxy.tunnels()) >= IDLE_TUNNELS, `${IDLE_TUNNELS} tunnels`);
     const idleSeconds = (performance.now() - idleStart) / 1000;
     await new Promise((r) => setTimeout(r, 3000));
-    const idle = await ask<ProxyMemory>(proxyChild, "memory");
+    const idle = await proxy.memory();
     const per = (k: keyof ProxyMemory): number => (idle[k] - base[k]) / IDLE_TUNNELS / 1024;
     const rssKiB = per("rss");
     const jsKiB = per("heapUsed") + per("external");
@@ -181,7 +105,7 @@ export default async function tunnelBench(): Promise<BenchReport> {
     cleanups.push(() => tunnelled.stop());
     await direct.ready;
     await tunnelled.ready;
-    await until(async () => (await tunnelsUp()) >= IDLE_TUNNELS + 1, "the agent's tunnel").catch(
+    await until(async () => (await proxy.tunnels()) >= IDLE_TUNNELS + 1, "the agent's tunnel").catch(
       (err: Error) => {
         throw new Error(`${err.message}; agent: ${tunnelled.stderr().slice(-2000)}`);
       },
@@ -215,10 +139,10 @@ export default async function tunnelBench(): Promise<BenchReport> {
           s.write("stty -echo\r");
           await new Promise((res) => setTimeout(res, 300));
           const before = s.received();
-          const c0 = await ask<ProxyCpu>(proxyChild, "cpu");
+          const c0 = await proxy.cpu();
           const a0 = await procCpuMs(agentPid[p]);
-          rates[p].push(await throughput(s, PAYLOAD));
-          const c1 = await ask<ProxyCpu>(proxyChild, "cpu");
+          rates[p].push(await throughput(s, PAYLOAD, { base64: true }));
+          const c1 = await proxy.cpu();
           const a1 = await procCpuMs(agentPid[p]);
           const mib = (s.received() - before) / MiB;
           cpuPerMiB[p].push((c1.cpuMicros - c0.cpuMicros) / 1000 / mib);
@@ -265,15 +189,15 @@ export default async function tunnelBench(): Promise<BenchReport> {
     // which every tunnel exchanges heartbeats (h2 PING both ways every 10 s).
     const fleetStart = performance.now();
     await fleet.grow(FLEET - fleet.size());
-    await until(async () => (await tunnelsUp()) >= FLEET + 1, `${FLEET} tunnels`, 180_000);
+    await until(async () => (await proxy.tunnels()) >= FLEET + 1, `${FLEET} tunnels`, 180_000);
     const fleetSeconds = (performance.now() - fleetStart) / 1000;
     await new Promise((r) => setTimeout(r, 2000));
-    const c0 = await ask<ProxyCpu>(proxyChild, "cpu");
+    const c0 = await proxy.cpu();
     await new Promise((r) => setTimeout(r, CPU_WINDOW_MS));
-    const c1 = await ask<ProxyCpu>(proxyChild, "cpu");
+    const c1 = await proxy.cpu();
     const cpuPercent = ((c1.cpuMicros - c0.cpuMicros) / 1000 / (c1.wallMs - c0.wallMs)) * 100;
-    const held = await tunnelsUp();
-    const loaded = await ask<ProxyMemory>(proxyChild, "memory");
+    const held = await proxy.tunnels();
+    const loaded = await proxy.memory();
     rows.push({
       name: `proxy with ${FLEET} tunnelled agents (+1 real)`,
       note: `CPU ${cpuPercent.toFixed(2)} % of one core over ${CPU_WINDOW_MS / 1000} s idle with heartbeats; RSS ${(loaded.rss / MiB).toFixed(0)} MiB (fresh ${(base.rss / MiB).toFixed(0)}), V8 heap ${(loaded.heapUsed / MiB).toFixed(0)} MiB (fresh ${(base.heapUsed / MiB).toFixed(0)}); ${held} tunnels still up after the window; the last ${FLEET - IDLE_TUNNELS} connected in ${fleetSeconds.toFixed(1)} s`,
