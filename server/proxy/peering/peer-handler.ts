@@ -54,7 +54,12 @@ export function createPeerHandler(o: PeerHandlerOptions): PeerHandler {
   });
   const h2 = http2.createServer();
   const live = new Set<Duplex>();
-  server.on("tlsClientError", (err) => log.debug({ err: err.message }, "peer TLS handshake failed"));
+  // The tls.Server does not close a socket whose handshake failed or timed out: we do, or a
+  // client that sends its hello and then nothing holds the connection forever.
+  server.on("tlsClientError", (err, socket) => {
+    log.debug({ err: err.message }, "peer TLS handshake failed");
+    socket.destroy();
+  });
   server.on("secureConnection", (socket: tls.TLSSocket) => {
     if (socket.alpnProtocol !== PEER_ALPN || !isProxyClientCertificate(socket.getPeerX509Certificate())) {
       log.warn({ remote: socket.remoteAddress }, "svc-peer refused: the client is not a proxy");

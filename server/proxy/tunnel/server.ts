@@ -70,12 +70,15 @@ export class TunnelServer {
       handshakeTimeout: o.handshakeTimeoutMs ?? 15_000,
     });
     this.#tls.on("secureConnection", (tls: TLSSocket) => this.#onSecure(tls));
-    this.#tls.on("tlsClientError", (err, tls) =>
+    // A tls.Server leaves a socket whose handshake failed or timed out open: closing it is ours
+    // (else a client that sends its hello and then nothing holds the connection forever).
+    this.#tls.on("tlsClientError", (err, tls) => {
       o.logger.info(
         { remoteAddress: tls.remoteAddress, err: err.message },
         "tunnel refused: TLS handshake failed",
-      ),
-    );
+      );
+      tls.destroy();
+    });
   }
 
   /** Takes a raw connection whose ClientHello offered svc-tunnel (nothing consumed yet). */
