@@ -1,7 +1,7 @@
 // Tools for test/one-address-attacks.test.ts: what an attacker holds against the proxy's public
 // port (raw TCP, TLS with a chosen certificate and ALPN, a WebSocket node stream) and the
 // certificates it might have got hold of, all minted from the fixture's real host CA.
-import { connect as netConnect, type Socket } from "node:net";
+import { createServer, connect as netConnect, type Socket } from "node:net";
 import { type TLSSocket, connect as tlsConnect } from "node:tls";
 import { WebSocket } from "ws";
 import {
@@ -146,5 +146,31 @@ export function dial(
       else reject(new Error(`node stream closed (${code}) without a control frame`));
     });
     ws.on("error", () => {});
+  });
+}
+
+/** The first flight (the ClientHello) node:tls sends for `alpn` and `servername`, captured raw. */
+export function captureHello(alpn: string[], servername: string): Promise<Buffer> {
+  return new Promise<Buffer>((resolve, reject) => {
+    const cap = createServer((s) => {
+      s.once("data", (d: Buffer) => {
+        resolve(d);
+        s.destroy();
+        cap.close();
+      });
+    });
+    cap.once("error", reject);
+    cap.listen(0, "127.0.0.1", () => {
+      const a = cap.address();
+      const t = tlsConnect({
+        host: "127.0.0.1",
+        port: typeof a === "object" && a ? a.port : 0,
+        ALPNProtocols: alpn,
+        servername,
+        rejectUnauthorized: false,
+      });
+      t.on("error", () => {});
+      t.once("close", () => t.destroy());
+    });
   });
 }

@@ -36,6 +36,7 @@ import { TunnelRegistry } from "../server/proxy/tunnel/registry.ts";
 import { TunnelServer } from "../server/proxy/tunnel/server.ts";
 import { TUNNEL_ALPN } from "../server/tunnel/protocol.ts";
 import {
+  captureHello,
   clientCert,
   closesWithin,
   type DialOutcome,
@@ -55,6 +56,8 @@ const edgeLogger = pino({ level: "debug" }, { write: (line: string) => void logL
 const HEARTBEAT = { intervalMs: 500, maxMissed: 3 };
 const BACKOFF = { minMs: 50, maxMs: 200 };
 const DIAL_SLOTS_PER_USER = 3;
+/** the tunnel server's and the svc-peer handler's TLS handshake budget here */
+const HANDSHAKE_TIMEOUT_MS = 1_000;
 
 let fx: TerminalFixture;
 let dir: string;
@@ -158,12 +161,14 @@ beforeAll(async () => {
     isRegisteredNode: (id) => registrations.isRegistered(id),
     logger: edgeLogger,
     heartbeat: HEARTBEAT,
+    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
   });
   fx.proxy.router.handle(TUNNEL_ALPN, (socket) => tunnels.handle(socket));
   peer = createPeerHandler({
     tls: { ...proxyServer, caPems: [fx.env.cas.hostCa.certPem] },
     localDial: (nodeId) => (registry.has(nodeId) ? registry.open(nodeId, 5_000) : undefined),
     logger: edgeLogger,
+    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
   });
   fx.proxy.router.handle(PEER_ALPN, (socket) => peer.handle(socket));
 
@@ -516,24 +521,8 @@ describe("the public port under abuse", () => {
   it("routes a ClientHello sent one byte per write, with upper-case SNI, to the web server", async () => {
     const res = await fx.client.send({ path: "/v1/webapi/ping" });
     expect(res.status).toBe(200);
-    // Capture a real hello (upper-case SNI, several ALPN ids) from a throwaway listener...
-    const hello = await new Promise<Buffer>((resolve) => {
-      const cap = createServer((s) => {
-        s.once("data", (d: Buffer) => {
-          resolve(d);
-          s.destroy();
-          cap.close();
-        });
-      });
-      cap.listen(0, "127.0.0.1", () => {
-        const t = tlsTo(
-          portOf(cap),
-          { alpn: ["h2", "http/1.1"], caPem: fx.hostCaPem, servername: "PROXY.SVC.TEST" },
-          track,
-        );
-        t.on("error", () => {});
-      });
-    });
+    // A real hello (upper-case SNI, several ALPN ids)...
+    const hello = await captureHello(["h2", "http/1.1"], "PROXY.SVC.TEST");
     // ... and dribble it to the proxy: it must wait, not refuse, and answer as the web server.
     const s = await rawTo(fx.proxy.port, track);
     for (const byte of hello) {
@@ -566,6 +555,21 @@ describe("the public port under abuse", () => {
     http.write("GET /v1/webapi/ping HTTP/1.1\r\nHost: x\r\n\r\n");
     expect((await closesWithin(http, 5_000))?.toString()).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/);
   }, 60_000);
+
+  it("a complete hello offering svc-tunnel or svc-peer, then silence, is closed at the handshake timeout", async () => {
+    const held: Array<Promise<Buffer | undefined>> = [];
+    for (const alpn of [[TUNNEL_ALPN], [PEER_ALPN], ["h2", TUNNEL_ALPN]]) {
+      const hello = await captureHello(alpn, PUBLIC_HOST);
+      for (let i = 0; i < 5; i++) {
+        const s = await rawTo(fx.proxy.port, track);
+        s.write(hello);
+        // The proxy's handler answers with its server flight; the attacker never sends its second.
+        held.push(closesWithin(s, HANDSHAKE_TIMEOUT_MS + 4_000));
+      }
+    }
+    const results = await Promise.all(held);
+    expect(results.filter((r) => r === undefined).length).toBe(0);
+  }, 30_000);
 
   it("500 half-open connections (no hello, or half a hello) do not keep others out, and are closed at the hello timeout", async () => {
     const held: Socket[] = [];
