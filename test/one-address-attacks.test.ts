@@ -583,8 +583,6 @@ describe("the public port under abuse", () => {
     const login = await fx.login("dave");
     expect(login.sessionId).toMatch(/./);
     expect(await bannerThrough("node-a")).toMatch(/^SSH-2\.0-/);
-    const stillOpen = held.filter((s) => !s.destroyed).length;
-    expect(stillOpen).toBe(500); // no per-address bound: all are held until the hello timeout
     const results = await Promise.all(closings);
     expect(results.filter((r) => r === undefined)).toEqual([]);
   }, 60_000);
