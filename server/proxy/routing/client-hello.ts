@@ -50,6 +50,10 @@ export function extractClientHello(buf: Buffer): Buffer | undefined {
   const fragments: Buffer[] = [];
   let have = 0;
   let offset = 0;
+  // The message length, once its 4-byte header is in. The fragments are joined only twice (for
+  // that header, and once the message is whole): joining them at every record made a hello sent
+  // as thousands of 1-byte records cost seconds of CPU per connection (quadratic per read).
+  let total: number | undefined;
   while (offset + 5 <= buf.length) {
     if (buf[offset] !== RECORD_HANDSHAKE) {
       throw new ClientHelloError("malformed", "the ClientHello is interrupted by another record type");
@@ -62,15 +66,20 @@ export function extractClientHello(buf: Buffer): Buffer | undefined {
     fragments.push(buf.subarray(offset + 5, offset + 5 + length));
     have += length;
     offset += 5 + length;
-    const handshake = fragments.length === 1 ? fragments[0] : Buffer.concat(fragments, have);
-    if (handshake === undefined || handshake.length < 4) continue;
-    if (handshake[0] !== HANDSHAKE_CLIENT_HELLO) {
-      throw new ClientHelloError("malformed", "the first handshake message is not a ClientHello");
+    if (total === undefined) {
+      if (have < 4) continue;
+      const head = fragments.length === 1 ? (fragments[0] as Buffer) : Buffer.concat(fragments, have);
+      if (head[0] !== HANDSHAKE_CLIENT_HELLO) {
+        throw new ClientHelloError("malformed", "the first handshake message is not a ClientHello");
+      }
+      total = 4 + head.readUIntBE(1, 3);
+      if (total > MAX_CLIENT_HELLO_BYTES)
+        throw new ClientHelloError("too_large", "the ClientHello is too large");
     }
-    const total = 4 + handshake.readUIntBE(1, 3);
-    if (total > MAX_CLIENT_HELLO_BYTES)
-      throw new ClientHelloError("too_large", "the ClientHello is too large");
-    if (handshake.length >= total) return handshake.subarray(0, total);
+    if (have >= total) {
+      const handshake = fragments.length === 1 ? (fragments[0] as Buffer) : Buffer.concat(fragments, have);
+      return handshake.subarray(0, total);
+    }
   }
   return undefined;
 }
