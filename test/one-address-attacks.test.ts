@@ -29,6 +29,7 @@ import { callUnary, userMetadata } from "../server/auth/client.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import { createPeerHandler, type PeerHandler } from "../server/proxy/peering/peer-handler.ts";
 import { PEER_ALPN, PEER_REASON_HEADER, peerAuthority } from "../server/proxy/peering/protocol.ts";
+import { extractClientHello, MAX_CLIENT_HELLO_BYTES } from "../server/proxy/routing/client-hello.ts";
 import { TerminalSlots } from "../server/proxy/terminal-route.ts";
 import { NodeDialer } from "../server/proxy/tunnel/dialer.ts";
 import { GrpcNodeRegistrations } from "../server/proxy/tunnel/registration.ts";
@@ -533,6 +534,45 @@ describe("the public port under abuse", () => {
     // A TLS ServerHello (handshake record), not a refusal or a close.
     expect(answer[0]).toBe(0x16);
   }, 30_000);
+
+  it("reads a 15 KiB hello sent as thousands of 1-byte TLS records without stalling the proxy", async () => {
+    // A real hello made large with many long ALPN ids (offered, so it routes to the web server).
+    const alpn = ["http/1.1", ...Array.from({ length: 58 }, (_, i) => `x${i}`.padEnd(250, "x"))];
+    const hello = await captureHello(alpn, PUBLIC_HOST);
+    expect(hello.length).toBeGreaterThan(14 * 1024);
+    // Re-cut its handshake message into 1-byte records: legal TLS, and the worst case for a reader
+    // that re-joins the fragments at every record.
+    const message = hello.subarray(5);
+    const records = Buffer.concat([...message].map((b) => Buffer.from([0x16, 3, 1, 0, 1, b])));
+    const s = await rawTo(fx.proxy.port, track);
+    const closed = closesWithin(s, 20_000);
+    for (let i = 0; i < records.length; i += 6) {
+      s.write(records.subarray(i, i + 6));
+      if (i % 600 === 0) await new Promise((r) => setImmediate(r));
+    }
+    // While it is read, and after: the proxy answers others...
+    const ping = await fx.client.send({ path: "/v1/webapi/ping" });
+    expect(ping.status).toBe(200);
+    // ... and the hello, too large for 16 KiB once cut so finely, is refused (not left pending).
+    expect(await closed).toBeDefined();
+  }, 30_000);
+
+  it("the hello reader's work grows linearly with the records: each read of a 1-byte-record hello is cheap", () => {
+    // The router re-reads everything received on every TCP read, so one read must not cost more
+    // than a walk over the records: a reader that re-joined the fragments at every record spent
+    // ~50 s of CPU (the proxy's one event loop) on one 16 KiB hello fed a record per read.
+    const declared = MAX_CLIENT_HELLO_BYTES - 4;
+    const message = Buffer.alloc(declared + 4);
+    message[0] = 1;
+    message.writeUIntBE(declared, 1, 3);
+    const records = Buffer.concat([...message].map((b) => Buffer.from([0x16, 3, 1, 0, 1, b])));
+    let reads = 0;
+    for (let end = 6; end <= records.length && end <= MAX_CLIENT_HELLO_BYTES; end += 6) {
+      expect(extractClientHello(records.subarray(0, end))).toBeUndefined();
+      reads++;
+    }
+    expect(reads).toBe(Math.floor(MAX_CLIENT_HELLO_BYTES / 6));
+  }, 20_000);
 
   it("closes SSLv2-style hellos, other protocols and oversized records without waiting for the timeout", async () => {
     const cases: Array<[string, Buffer]> = [
