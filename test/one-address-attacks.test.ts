@@ -2,41 +2,23 @@
 // TLS router, the reverse-tunnel server (with auth's registration check), the svc-peer handler,
 // real node agents (two behind tunnels, one that lies about its address), and the node stream
 // route (/v1/webapi/ssh/dial). Each test is an attempt that must fail for the attacker while the
-// legitimate users and nodes keep working.
-import { mkdtemp, rm } from "node:fs/promises";
+// legitimate users and nodes keep working. The world is built by startAttackWorld.
 import http2 from "node:http2";
-import { createServer, type Server, type Socket } from "node:net";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import pino from "pino";
+import type { Server, Socket } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createWebSocketStream } from "ws";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
-import {
-  agentIdentityUri,
-  botIdentityUri,
-  generateEcdsaP256,
-  issueTlsServerCert,
-  privateKeyToPem,
-  serviceIdentityUri,
-} from "../core/certs/x509.ts";
+import { agentIdentityUri, botIdentityUri, serviceIdentityUri } from "../core/certs/x509.ts";
 import { systemClock } from "../core/clock.ts";
-import { API_VERSION } from "../core/resources/index.ts";
 import { connectWithCertificate, hostCertificateVerifier } from "../core/sshclient/index.ts";
-import { loadIdentity } from "../server/agent/identity.ts";
-import { type RunningAgent, runAgent } from "../server/agent/main.ts";
+import type { RunningAgent } from "../server/agent/main.ts";
 import { callUnary, userMetadata } from "../server/auth/client.ts";
-import { setPassword } from "../server/auth/passwords.ts";
-import { createPeerHandler, type PeerHandler } from "../server/proxy/peering/peer-handler.ts";
 import { PEER_ALPN, PEER_REASON_HEADER, peerAuthority } from "../server/proxy/peering/protocol.ts";
 import { extractClientHello, MAX_CLIENT_HELLO_BYTES } from "../server/proxy/routing/client-hello.ts";
-import { TerminalSlots } from "../server/proxy/terminal-route.ts";
-import { NodeDialer } from "../server/proxy/tunnel/dialer.ts";
-import { GrpcNodeRegistrations } from "../server/proxy/tunnel/registration.ts";
-import { TunnelRegistry } from "../server/proxy/tunnel/registry.ts";
-import { TunnelServer } from "../server/proxy/tunnel/server.ts";
+import type { TunnelRegistry } from "../server/proxy/tunnel/registry.ts";
 import { TUNNEL_ALPN } from "../server/tunnel/protocol.ts";
 import {
+  type AttackWorld,
   captureHello,
   clientCert,
   closesWithin,
@@ -44,28 +26,22 @@ import {
   dial,
   expiredCert,
   type Pem,
+  portOf,
   rawTo,
+  startAttackWorld,
   survives,
   tlsTo,
+  until,
 } from "./one-address-attack-kit.ts";
-import { PASSWORD, PUBLIC_HOST, startTerminalFixture, type TerminalFixture } from "./terminal-fixture.ts";
+import { PUBLIC_HOST, type TerminalFixture } from "./terminal-fixture.ts";
 
-const logger = pino({ level: process.env["SVC_TEST_LOG_LEVEL"] ?? "silent" });
-/** Everything the tunnel server and the svc-peer handler log, read back by the tests. */
-const logLines: string[] = [];
-const edgeLogger = pino({ level: "debug" }, { write: (line: string) => void logLines.push(line) });
-const HEARTBEAT = { intervalMs: 500, maxMissed: 3 };
-const BACKOFF = { minMs: 50, maxMs: 200 };
 const DIAL_SLOTS_PER_USER = 3;
 /** the tunnel server's and the svc-peer handler's TLS handshake budget here */
 const HANDSHAKE_TIMEOUT_MS = 1_000;
 
+let w: AttackWorld;
 let fx: TerminalFixture;
-let dir: string;
 let registry: TunnelRegistry;
-let tunnels: TunnelServer;
-let registrations: GrpcNodeRegistrations;
-let peer: PeerHandler;
 let nodeA: RunningAgent;
 let nodeB: RunningAgent;
 let rogue: RunningAgent;
@@ -73,51 +49,22 @@ let flooder: RunningAgent;
 let idA: Pem;
 let idFlood: Pem;
 let proxyClient: Pem;
-let dave = { sessionId: "", cookie: "" };
-let mallory = { sessionId: "", cookie: "" };
-/** a plain TCP service the rogue node claims as its SSH address (think: a metadata endpoint) */
+let dave: { sessionId: string };
+let mallory: { sessionId: string };
 let bait: Server;
-const baitSaw: Buffer[] = [];
-const track: Array<() => unknown> = [];
+let baitSaw: Buffer[];
+let logLines: string[];
+let track: Array<() => unknown>;
 
-async function until(cond: () => boolean | Promise<boolean>, what: string, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
+beforeAll(async () => {
+  w = await startAttackWorld({ slotsPerUser: DIAL_SLOTS_PER_USER, handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS });
+  ({ fx, registry, nodeA, nodeB, rogue, flooder, idA, idFlood, proxyClient, dave, mallory } = w);
+  ({ bait, baitSaw, logLines, track } = w);
+}, 180_000);
 
-async function agent(hostname: string, o: { tunnel?: boolean; advertise?: string }): Promise<RunningAgent> {
-  const a = await runAgent({
-    authAddress: fx.env.address,
-    authServerName: fx.env.serverName,
-    caPin: fx.env.pin,
-    token: await fx.env.addToken(`${hostname}-token`),
-    dataDir: join(dir, hostname),
-    hostname,
-    labels: { env: "test" },
-    logger,
-    heartbeatIntervalSeconds: 3600,
-    ...(o.tunnel
-      ? { tunnel: { proxyAddress: `127.0.0.1:${fx.proxy.port}`, heartbeat: HEARTBEAT, backoff: BACKOFF } }
-      : { listen: "127.0.0.1:0" }),
-    ...(o.advertise ? { advertiseAddress: o.advertise } : {}),
-  });
-  track.push(() => a.close());
-  return a;
-}
-
-async function identityOf(hostname: string): Promise<Pem> {
-  const id = await loadIdentity(join(dir, hostname));
-  if (!id) throw new Error(`no identity for ${hostname}`);
-  return { certPem: id.tlsCertificatePem, keyPem: id.tlsKeyPem };
-}
-
-function portOf(s: Server): number {
-  const a = s.address();
-  return typeof a === "object" && a ? a.port : 0;
-}
+afterAll(async () => {
+  await w?.close();
+}, 60_000);
 
 function dialAs(who: { sessionId: string } | undefined, node: string, login = "root"): Promise<DialOutcome> {
   return dial(
@@ -132,98 +79,6 @@ function dialAs(who: { sessionId: string } | undefined, node: string, login = "r
     track,
   );
 }
-
-beforeAll(async () => {
-  registry = new TunnelRegistry();
-  fx = await startTerminalFixture({
-    terminal: {
-      dialer: new NodeDialer({ registry, timeoutMs: 5_000 }),
-      slots: new TerminalSlots({ perUser: DIAL_SLOTS_PER_USER, perProxy: 100 }),
-    },
-  });
-  dir = await mkdtemp(join(tmpdir(), "svc-attacks-"));
-  const clock = systemClock;
-  const key = generateEcdsaP256();
-  const proxyServer: Pem = {
-    certPem: await issueTlsServerCert(fx.env.cas.hostCa, {
-      publicKey: key.publicKey,
-      commonName: PUBLIC_HOST,
-      dnsNames: [PUBLIC_HOST],
-      ips: ["127.0.0.1"],
-      clock,
-    }),
-    keyPem: privateKeyToPem(key.privateKey),
-  };
-  proxyClient = { certPem: fx.grpc.certPem, keyPem: fx.grpc.keyPem };
-  registrations = new GrpcNodeRegistrations(fx.grpc);
-  tunnels = new TunnelServer({
-    registry,
-    tls: () => ({ ...proxyServer, caPems: [fx.env.cas.hostCa.certPem] }),
-    isRegisteredNode: (id) => registrations.isRegistered(id),
-    logger: edgeLogger,
-    heartbeat: HEARTBEAT,
-    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
-  });
-  fx.proxy.router.handle(TUNNEL_ALPN, (socket) => tunnels.handle(socket));
-  peer = createPeerHandler({
-    tls: { ...proxyServer, caPems: [fx.env.cas.hostCa.certPem] },
-    localDial: (nodeId) => (registry.has(nodeId) ? registry.open(nodeId, 5_000) : undefined),
-    logger: edgeLogger,
-    handshakeTimeoutMs: HANDSHAKE_TIMEOUT_MS,
-  });
-  fx.proxy.router.handle(PEER_ALPN, (socket) => peer.handle(socket));
-
-  bait = createServer((s) => {
-    s.on("data", (d: Buffer) => {
-      baitSaw.push(d);
-      s.end("HTTP/1.0 200 OK\r\n\r\ncloud-credentials");
-    });
-    s.on("error", () => {});
-  });
-  await new Promise<void>((r) => bait.listen(0, "127.0.0.1", r));
-
-  nodeA = await agent("node-a", { tunnel: true });
-  nodeB = await agent("node-b", { tunnel: true });
-  rogue = await agent("node-rogue", { advertise: `127.0.0.1:${portOf(bait)}` });
-  flooder = await agent("node-flood", {});
-  idA = await identityOf("node-a");
-  idFlood = await identityOf("node-flood");
-  await until(() => registry.has(nodeA.agentId) && registry.has(nodeB.agentId), "both tunnels");
-
-  // mallory may log in only on env=prod nodes: she cannot see any node here.
-  await fx.env.source.apply({
-    apiVersion: API_VERSION,
-    kind: "Role",
-    metadata: { name: "prod-only" },
-    spec: { allow: { logins: ["root"], node_labels: { env: "prod" } } },
-  } as never);
-  await fx.env.source.apply({
-    apiVersion: API_VERSION,
-    kind: "User",
-    metadata: { name: "mallory" },
-    spec: { roles: ["prod-only"], traits: {} },
-  } as never);
-  await setPassword(fx.env.backend, "mallory", PASSWORD);
-  dave = await fx.login("dave");
-  mallory = await fx.login("mallory");
-}, 180_000);
-
-afterAll(async () => {
-  for (const c of track.splice(0).reverse()) {
-    try {
-      await c();
-    } catch {
-      // keep closing
-    }
-  }
-  peer?.close();
-  tunnels?.close();
-  registrations?.close();
-  registry?.closeAll();
-  await new Promise<void>((r) => (bait ? bait.close(() => r()) : r()));
-  await fx?.close();
-  if (dir) await rm(dir, { recursive: true, force: true });
-}, 60_000);
 
 /** The SSH banner of the node behind `node`'s dial stream (proves the stream reaches an SSH server). */
 async function bannerThrough(node: string): Promise<string> {
