@@ -466,14 +466,18 @@ describe("the public port under abuse", () => {
     expect(results.filter((r) => r === undefined).length).toBe(0);
   }, 30_000);
 
-  it("500 half-open connections (no hello, or half a hello) do not keep others out, and are closed at the hello timeout", async () => {
+  it("500 half-open connections (no hello, or half a hello) do not keep others out, even from their address, and all are closed", async () => {
     const held: Socket[] = [];
     for (let i = 0; i < 500; i++) {
       const s = await rawTo(fx.proxy.port, track);
       if (i % 2) s.write(Buffer.from([0x16, 3, 1, 0x02, 0x00, 1]));
       held.push(s);
     }
-    const closings = held.map((s) => closesWithin(s, 13_000));
+    // Beyond 128 unread hellos per address the oldest are closed at once (they are gone already);
+    // the rest at the hello timeout.
+    const early = held.filter((s) => s.closed).length;
+    expect(early).toBeGreaterThanOrEqual(300);
+    const closings = held.map((s) => (s.closed ? Promise.resolve(Buffer.alloc(0)) : closesWithin(s, 13_000)));
     // While they are held: a login through the web server and a node stream through a tunnel.
     const login = await fx.login("dave");
     expect(login.sessionId).toMatch(/./);

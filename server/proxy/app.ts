@@ -104,6 +104,9 @@ export async function buildProxyApp(deps: ProxyDeps, extras: ProxyAppExtras = {}
     cert: deps.tls.certPem,
     key: deps.tls.keyPem,
     minVersion: "TLSv1.2" as const,
+    // A browser finishes its handshake in one or two round trips; Node's default (120 s) let a
+    // silent client hold a connection (two sockets, with the router's) for two minutes.
+    handshakeTimeout: 10_000,
     ...(deps.tls.sniCallback ? { SNICallback: deps.tls.sniCallback } : {}),
   };
   const app = Fastify({ ...options, serverFactory: (handler) => createServer(tlsOptions, handler) });

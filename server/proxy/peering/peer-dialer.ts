@@ -148,7 +148,10 @@ export class PeerDialer {
         resolve(s);
       });
     });
-    const session = http2.connect(`https://${peerAddr}`, { createConnection: () => socket });
+    const session = http2.connect(`https://${peerAddr}`, {
+      createConnection: () => socket,
+      settings: { enablePush: false },
+    });
     session.on("error", (err) => this.#o.logger.debug({ peerAddr, err: err.message }, "peer session failed"));
     // An idle relay connection costs nothing to keep, but must not hold the process open.
     socket.unref();

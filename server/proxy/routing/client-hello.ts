@@ -23,7 +23,15 @@ const EXT_SERVER_NAME = 0x0000;
 const EXT_ALPN = 0x0010;
 
 /** Why a connection was refused before routing; also the `reason` label of the metric. */
-export type HelloRefusal = "plain_http" | "not_tls" | "malformed" | "too_large" | "timeout" | "closed";
+export type HelloRefusal =
+  | "plain_http"
+  | "not_tls"
+  | "malformed"
+  | "too_large"
+  | "timeout"
+  | "closed"
+  /** the oldest unread hello of an address that opened more than its share */
+  | "busy";
 
 export class ClientHelloError extends BadParameterError {
   readonly reason: HelloRefusal;

@@ -36,7 +36,17 @@ export interface TlsRouterOptions {
   maxHelloBytes?: number | undefined;
   /** Counters of routed and refused connections are registered here when given. */
   metrics?: Registry | undefined;
+  /** Default MAX_PENDING_PER_ADDRESS. */
+  maxPendingPerAddress?: number | undefined;
 }
+
+/**
+ * Connections one client address may have whose hello is still unread; a newer one closes the
+ * oldest. A real client sends its hello at once, so the oldest unread ones are the silent ones:
+ * a client holding connections open without speaking cannot pile up sockets, and cannot keep a
+ * client behind the same address (a NAT) out either, since a new connection always gets its turn.
+ */
+export const MAX_PENDING_PER_ADDRESS = 128;
 
 /** What a plain-HTTP client gets: this port speaks only TLS. */
 const HTTPS_REQUIRED_BODY = "This port speaks HTTPS, not HTTP.\r\n";
@@ -51,6 +61,10 @@ export class TlsRouter {
   readonly #handlers = new Map<string, ConnectionHandler>();
   /** sockets whose hello is still being read */
   readonly #pending = new Set<Socket>();
+  /** pending hellos per client address, oldest first */
+  readonly #pendingBy = new Map<string, Set<Socket>>();
+  /** closed for a newer connection of their address (counted once, as busy) */
+  readonly #evicted = new WeakSet<Socket>();
   /** sockets handed to a handler or to auth (and auth-side sockets) */
   readonly #routed = new Set<Socket>();
   /** sockets handed to the HTTPS server */
@@ -103,10 +117,29 @@ export class TlsRouter {
     }
     // Errors before a stage owns the socket (resets, timeouts) only close it.
     socket.on("error", () => socket.destroy());
+    const address = socket.remoteAddress ?? "";
+    let mine = this.#pendingBy.get(address);
+    if (mine === undefined) {
+      mine = new Set();
+      this.#pendingBy.set(address, mine);
+    }
+    const oldest = mine.values().next().value;
+    if (oldest !== undefined && mine.size >= (this.#o.maxPendingPerAddress ?? MAX_PENDING_PER_ADDRESS)) {
+      mine.delete(oldest);
+      this.#pending.delete(oldest);
+      this.#evicted.add(oldest);
+      this.#refuse(oldest, "busy");
+    }
+    mine.add(socket);
     this.#pending.add(socket);
+    const settled = (): void => {
+      this.#pending.delete(socket);
+      mine.delete(socket);
+      if (mine.size === 0 && this.#pendingBy.get(address) === mine) this.#pendingBy.delete(address);
+    };
     readClientHello(socket, { timeoutMs: this.#o.helloTimeoutMs, maxBytes: this.#o.maxHelloBytes })
       .then((hello) => {
-        this.#pending.delete(socket);
+        settled();
         if (this.#closed || socket.destroyed) {
           socket.destroy();
           return;
@@ -114,7 +147,8 @@ export class TlsRouter {
         this.#route(socket, hello);
       })
       .catch((err: unknown) => {
-        this.#pending.delete(socket);
+        settled();
+        if (this.#evicted.has(socket)) return;
         this.#refuse(socket, err instanceof ClientHelloError ? err.reason : "malformed");
       });
   }
@@ -176,6 +210,7 @@ export class TlsRouter {
     for (const s of this.#pending) s.destroy();
     for (const s of this.#routed) s.destroy();
     this.#pending.clear();
+    this.#pendingBy.clear();
     this.#routed.clear();
   }
 

@@ -135,6 +135,8 @@ export class TunnelServer {
     const log = this.#o.logger;
     const session: ClientHttp2Session = h2Connect(`http://${nodeId}.tunnel`, {
       createConnection: () => tls,
+      // Only the proxy opens streams on a tunnel: nothing may be pushed at it.
+      settings: { enablePush: false },
     });
     session.on("error", (err) => log.debug({ nodeId, err: err.message }, "tunnel session error"));
     session.once("close", () => {
