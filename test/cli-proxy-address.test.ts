@@ -204,7 +204,8 @@ describe("clients need only --proxy host:port", () => {
       await waitFor(
         async () => {
           if (bot.child.exitCode !== null) throw new Error(`bot exited: ${bot.output()}`);
-          return (await generation()) >= 2;
+          // The state file is written before the renewal's log line reaches us: wait for both.
+          return (await generation()) >= 2 && /bot credentials renewed/.test(bot.output());
         },
         "a renewal through the proxy (at about half of the one-minute lifetime)",
         90_000,
