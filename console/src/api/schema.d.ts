@@ -4981,7 +4981,7 @@ export interface paths {
           "application/json": {
             /** @description the new password (>= 12 characters) */
             password: string;
-            /** @description the one-time reset token */
+            /** @description the one-time reset token (base64url of 32 bytes, as the reset link carries it) */
             token: string;
           };
         };

@@ -12,7 +12,10 @@ export const RESET_PAGE_PATH = "/web/reset";
 
 const ResetBody = Type.Object(
   {
-    token: Type.String({ minLength: 1, maxLength: 256, description: "the one-time reset token" }),
+    token: Type.String({
+      pattern: "^[A-Za-z0-9_-]{43}$",
+      description: "the one-time reset token (base64url of 32 bytes, as the reset link carries it)",
+    }),
     password: Type.String({
       minLength: 1,
       maxLength: 1024,
