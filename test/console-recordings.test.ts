@@ -197,14 +197,18 @@ describe("recording player", () => {
 
     // It starts playing on its own, also when the speed changes before it has started; the
     // output shows up as recorded.
+    // Pause right away: the whole session lasts a few seconds at 2x, and on a loaded machine
+    // waiting for output first could let it end, when the button means Replay, not Pause.
     await page.selectOption("#speed", "2");
     await page.waitForSelector('#status[data-state="playing"]', { timeout: 30_000 });
-    await expect.poll(() => screenText(page), { timeout: 30_000 }).toContain("recorded-42");
     await page.click("#play");
     await page.waitForSelector('#status[data-state="paused"]');
     const pausedAt = await currentTime(page);
     await page.waitForTimeout(700);
     expect(await currentTime(page)).toBe(pausedAt);
+    await page.click("#play");
+    await expect.poll(() => screenText(page), { timeout: 30_000 }).toContain("recorded-42");
+    await page.waitForSelector('#status[data-state="ended"]', { timeout: 30_000 });
 
     // Seek to the end: every tick is on screen; back to the start: none.
     const duration = Number(await page.getAttribute("#seek", "max"));
