@@ -14,6 +14,8 @@ export const RULE_RESOURCES = [
   "audit",
   "agent_identities",
   "connectors",
+  "locks",
+  "cert_authorities",
   "*",
 ] as const;
 /** "assign" on "roles": may give any role to a user or bot, not only the ones it holds itself. */

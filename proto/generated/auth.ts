@@ -61,6 +61,11 @@ import type {
   BootstrapAgentIdentityRequest as _svc_v1_BootstrapAgentIdentityRequest,
   BootstrapAgentIdentityRequest__Output as _svc_v1_BootstrapAgentIdentityRequest__Output,
 } from "./svc/v1/BootstrapAgentIdentityRequest.ts";
+import type { CaKey as _svc_v1_CaKey, CaKey__Output as _svc_v1_CaKey__Output } from "./svc/v1/CaKey.ts";
+import type {
+  CertAuthorityStatus as _svc_v1_CertAuthorityStatus,
+  CertAuthorityStatus__Output as _svc_v1_CertAuthorityStatus__Output,
+} from "./svc/v1/CertAuthorityStatus.ts";
 import type {
   CheckNodeRegisteredRequest as _svc_v1_CheckNodeRegisteredRequest,
   CheckNodeRegisteredRequest__Output as _svc_v1_CheckNodeRegisteredRequest__Output,
@@ -89,6 +94,10 @@ import type {
   CreateJoinTokenResponse as _svc_v1_CreateJoinTokenResponse,
   CreateJoinTokenResponse__Output as _svc_v1_CreateJoinTokenResponse__Output,
 } from "./svc/v1/CreateJoinTokenResponse.ts";
+import type {
+  CreateLockRequest as _svc_v1_CreateLockRequest,
+  CreateLockRequest__Output as _svc_v1_CreateLockRequest__Output,
+} from "./svc/v1/CreateLockRequest.ts";
 import type {
   CreatePasswordResetRequest as _svc_v1_CreatePasswordResetRequest,
   CreatePasswordResetRequest__Output as _svc_v1_CreatePasswordResetRequest__Output,
@@ -121,6 +130,14 @@ import type {
   DeleteJoinTokenResponse as _svc_v1_DeleteJoinTokenResponse,
   DeleteJoinTokenResponse__Output as _svc_v1_DeleteJoinTokenResponse__Output,
 } from "./svc/v1/DeleteJoinTokenResponse.ts";
+import type {
+  DeleteLockRequest as _svc_v1_DeleteLockRequest,
+  DeleteLockRequest__Output as _svc_v1_DeleteLockRequest__Output,
+} from "./svc/v1/DeleteLockRequest.ts";
+import type {
+  DeleteLockResponse as _svc_v1_DeleteLockResponse,
+  DeleteLockResponse__Output as _svc_v1_DeleteLockResponse__Output,
+} from "./svc/v1/DeleteLockResponse.ts";
 import type {
   DeleteNodeRequest as _svc_v1_DeleteNodeRequest,
   DeleteNodeRequest__Output as _svc_v1_DeleteNodeRequest__Output,
@@ -161,6 +178,14 @@ import type {
   ExchangeSSOCodeRequest as _svc_v1_ExchangeSSOCodeRequest,
   ExchangeSSOCodeRequest__Output as _svc_v1_ExchangeSSOCodeRequest__Output,
 } from "./svc/v1/ExchangeSSOCodeRequest.ts";
+import type {
+  ExportKrlRequest as _svc_v1_ExportKrlRequest,
+  ExportKrlRequest__Output as _svc_v1_ExportKrlRequest__Output,
+} from "./svc/v1/ExportKrlRequest.ts";
+import type {
+  ExportKrlResponse as _svc_v1_ExportKrlResponse,
+  ExportKrlResponse__Output as _svc_v1_ExportKrlResponse__Output,
+} from "./svc/v1/ExportKrlResponse.ts";
 import type {
   FinishWebAuthnLoginRequest as _svc_v1_FinishWebAuthnLoginRequest,
   FinishWebAuthnLoginRequest__Output as _svc_v1_FinishWebAuthnLoginRequest__Output,
@@ -234,6 +259,14 @@ import type {
   ListAgentIdentitiesResponse__Output as _svc_v1_ListAgentIdentitiesResponse__Output,
 } from "./svc/v1/ListAgentIdentitiesResponse.ts";
 import type {
+  ListCertAuthoritiesRequest as _svc_v1_ListCertAuthoritiesRequest,
+  ListCertAuthoritiesRequest__Output as _svc_v1_ListCertAuthoritiesRequest__Output,
+} from "./svc/v1/ListCertAuthoritiesRequest.ts";
+import type {
+  ListCertAuthoritiesResponse as _svc_v1_ListCertAuthoritiesResponse,
+  ListCertAuthoritiesResponse__Output as _svc_v1_ListCertAuthoritiesResponse__Output,
+} from "./svc/v1/ListCertAuthoritiesResponse.ts";
+import type {
   ListJoinTokensRequest as _svc_v1_ListJoinTokensRequest,
   ListJoinTokensRequest__Output as _svc_v1_ListJoinTokensRequest__Output,
 } from "./svc/v1/ListJoinTokensRequest.ts";
@@ -241,6 +274,14 @@ import type {
   ListJoinTokensResponse as _svc_v1_ListJoinTokensResponse,
   ListJoinTokensResponse__Output as _svc_v1_ListJoinTokensResponse__Output,
 } from "./svc/v1/ListJoinTokensResponse.ts";
+import type {
+  ListLocksRequest as _svc_v1_ListLocksRequest,
+  ListLocksRequest__Output as _svc_v1_ListLocksRequest__Output,
+} from "./svc/v1/ListLocksRequest.ts";
+import type {
+  ListLocksResponse as _svc_v1_ListLocksResponse,
+  ListLocksResponse__Output as _svc_v1_ListLocksResponse__Output,
+} from "./svc/v1/ListLocksResponse.ts";
 import type {
   ListNodesRequest as _svc_v1_ListNodesRequest,
   ListNodesRequest__Output as _svc_v1_ListNodesRequest__Output,
@@ -281,6 +322,11 @@ import type {
   ListWebAuthnDevicesResponse as _svc_v1_ListWebAuthnDevicesResponse,
   ListWebAuthnDevicesResponse__Output as _svc_v1_ListWebAuthnDevicesResponse__Output,
 } from "./svc/v1/ListWebAuthnDevicesResponse.ts";
+import type { Lock as _svc_v1_Lock, Lock__Output as _svc_v1_Lock__Output } from "./svc/v1/Lock.ts";
+import type {
+  LockTarget as _svc_v1_LockTarget,
+  LockTarget__Output as _svc_v1_LockTarget__Output,
+} from "./svc/v1/LockTarget.ts";
 import type {
   MfaRequired as _svc_v1_MfaRequired,
   MfaRequired__Output as _svc_v1_MfaRequired__Output,
@@ -327,6 +373,14 @@ import type {
   RenewAgentIdentityRequest__Output as _svc_v1_RenewAgentIdentityRequest__Output,
 } from "./svc/v1/RenewAgentIdentityRequest.ts";
 import type {
+  RenewNodeCredentialsRequest as _svc_v1_RenewNodeCredentialsRequest,
+  RenewNodeCredentialsRequest__Output as _svc_v1_RenewNodeCredentialsRequest__Output,
+} from "./svc/v1/RenewNodeCredentialsRequest.ts";
+import type {
+  RenewNodeCredentialsResponse as _svc_v1_RenewNodeCredentialsResponse,
+  RenewNodeCredentialsResponse__Output as _svc_v1_RenewNodeCredentialsResponse__Output,
+} from "./svc/v1/RenewNodeCredentialsResponse.ts";
+import type {
   ResetPasswordRequest as _svc_v1_ResetPasswordRequest,
   ResetPasswordRequest__Output as _svc_v1_ResetPasswordRequest__Output,
 } from "./svc/v1/ResetPasswordRequest.ts";
@@ -343,6 +397,10 @@ import type {
   RevokeUserSessionsResponse__Output as _svc_v1_RevokeUserSessionsResponse__Output,
 } from "./svc/v1/RevokeUserSessionsResponse.ts";
 import type { Role as _svc_v1_Role, Role__Output as _svc_v1_Role__Output } from "./svc/v1/Role.ts";
+import type {
+  RotateCertAuthorityRequest as _svc_v1_RotateCertAuthorityRequest,
+  RotateCertAuthorityRequest__Output as _svc_v1_RotateCertAuthorityRequest__Output,
+} from "./svc/v1/RotateCertAuthorityRequest.ts";
 import type {
   SSOAuthRequest as _svc_v1_SSOAuthRequest,
   SSOAuthRequest__Output as _svc_v1_SSOAuthRequest__Output,
@@ -368,6 +426,10 @@ import type {
   TraitValues__Output as _svc_v1_TraitValues__Output,
 } from "./svc/v1/TraitValues.ts";
 import type {
+  TrustSnapshot as _svc_v1_TrustSnapshot,
+  TrustSnapshot__Output as _svc_v1_TrustSnapshot__Output,
+} from "./svc/v1/TrustSnapshot.ts";
+import type {
   TunnelLocation as _svc_v1_TunnelLocation,
   TunnelLocation__Output as _svc_v1_TunnelLocation__Output,
 } from "./svc/v1/TunnelLocation.ts";
@@ -388,6 +450,10 @@ import type {
   ValidateSSOResponseResult as _svc_v1_ValidateSSOResponseResult,
   ValidateSSOResponseResult__Output as _svc_v1_ValidateSSOResponseResult__Output,
 } from "./svc/v1/ValidateSSOResponseResult.ts";
+import type {
+  WatchTrustRequest as _svc_v1_WatchTrustRequest,
+  WatchTrustRequest__Output as _svc_v1_WatchTrustRequest__Output,
+} from "./svc/v1/WatchTrustRequest.ts";
 import type {
   WebAuthnChallenge as _svc_v1_WebAuthnChallenge,
   WebAuthnChallenge__Output as _svc_v1_WebAuthnChallenge__Output,
@@ -461,6 +527,11 @@ export interface ProtoGrpcType {
         _svc_v1_BootstrapAgentIdentityRequest,
         _svc_v1_BootstrapAgentIdentityRequest__Output
       >;
+      CaKey: MessageTypeDefinition<_svc_v1_CaKey, _svc_v1_CaKey__Output>;
+      CertAuthorityStatus: MessageTypeDefinition<
+        _svc_v1_CertAuthorityStatus,
+        _svc_v1_CertAuthorityStatus__Output
+      >;
       CheckNodeRegisteredRequest: MessageTypeDefinition<
         _svc_v1_CheckNodeRegisteredRequest,
         _svc_v1_CheckNodeRegisteredRequest__Output
@@ -486,6 +557,7 @@ export interface ProtoGrpcType {
         _svc_v1_CreateJoinTokenResponse,
         _svc_v1_CreateJoinTokenResponse__Output
       >;
+      CreateLockRequest: MessageTypeDefinition<_svc_v1_CreateLockRequest, _svc_v1_CreateLockRequest__Output>;
       CreatePasswordResetRequest: MessageTypeDefinition<
         _svc_v1_CreatePasswordResetRequest,
         _svc_v1_CreatePasswordResetRequest__Output
@@ -514,6 +586,11 @@ export interface ProtoGrpcType {
       DeleteJoinTokenResponse: MessageTypeDefinition<
         _svc_v1_DeleteJoinTokenResponse,
         _svc_v1_DeleteJoinTokenResponse__Output
+      >;
+      DeleteLockRequest: MessageTypeDefinition<_svc_v1_DeleteLockRequest, _svc_v1_DeleteLockRequest__Output>;
+      DeleteLockResponse: MessageTypeDefinition<
+        _svc_v1_DeleteLockResponse,
+        _svc_v1_DeleteLockResponse__Output
       >;
       DeleteNodeRequest: MessageTypeDefinition<_svc_v1_DeleteNodeRequest, _svc_v1_DeleteNodeRequest__Output>;
       DeleteNodeResponse: MessageTypeDefinition<
@@ -549,6 +626,8 @@ export interface ProtoGrpcType {
         _svc_v1_ExchangeSSOCodeRequest,
         _svc_v1_ExchangeSSOCodeRequest__Output
       >;
+      ExportKrlRequest: MessageTypeDefinition<_svc_v1_ExportKrlRequest, _svc_v1_ExportKrlRequest__Output>;
+      ExportKrlResponse: MessageTypeDefinition<_svc_v1_ExportKrlResponse, _svc_v1_ExportKrlResponse__Output>;
       FinishWebAuthnLoginRequest: MessageTypeDefinition<
         _svc_v1_FinishWebAuthnLoginRequest,
         _svc_v1_FinishWebAuthnLoginRequest__Output
@@ -606,6 +685,14 @@ export interface ProtoGrpcType {
         _svc_v1_ListAgentIdentitiesResponse,
         _svc_v1_ListAgentIdentitiesResponse__Output
       >;
+      ListCertAuthoritiesRequest: MessageTypeDefinition<
+        _svc_v1_ListCertAuthoritiesRequest,
+        _svc_v1_ListCertAuthoritiesRequest__Output
+      >;
+      ListCertAuthoritiesResponse: MessageTypeDefinition<
+        _svc_v1_ListCertAuthoritiesResponse,
+        _svc_v1_ListCertAuthoritiesResponse__Output
+      >;
       ListJoinTokensRequest: MessageTypeDefinition<
         _svc_v1_ListJoinTokensRequest,
         _svc_v1_ListJoinTokensRequest__Output
@@ -614,6 +701,8 @@ export interface ProtoGrpcType {
         _svc_v1_ListJoinTokensResponse,
         _svc_v1_ListJoinTokensResponse__Output
       >;
+      ListLocksRequest: MessageTypeDefinition<_svc_v1_ListLocksRequest, _svc_v1_ListLocksRequest__Output>;
+      ListLocksResponse: MessageTypeDefinition<_svc_v1_ListLocksResponse, _svc_v1_ListLocksResponse__Output>;
       ListNodesRequest: MessageTypeDefinition<_svc_v1_ListNodesRequest, _svc_v1_ListNodesRequest__Output>;
       ListNodesResponse: MessageTypeDefinition<_svc_v1_ListNodesResponse, _svc_v1_ListNodesResponse__Output>;
       ListRecordingsRequest: MessageTypeDefinition<
@@ -636,6 +725,8 @@ export interface ProtoGrpcType {
         _svc_v1_ListWebAuthnDevicesResponse,
         _svc_v1_ListWebAuthnDevicesResponse__Output
       >;
+      Lock: MessageTypeDefinition<_svc_v1_Lock, _svc_v1_Lock__Output>;
+      LockTarget: MessageTypeDefinition<_svc_v1_LockTarget, _svc_v1_LockTarget__Output>;
       MfaRequired: MessageTypeDefinition<_svc_v1_MfaRequired, _svc_v1_MfaRequired__Output>;
       Node: MessageTypeDefinition<_svc_v1_Node, _svc_v1_Node__Output>;
       PasswordResetToken: MessageTypeDefinition<
@@ -669,6 +760,14 @@ export interface ProtoGrpcType {
         _svc_v1_RenewAgentIdentityRequest,
         _svc_v1_RenewAgentIdentityRequest__Output
       >;
+      RenewNodeCredentialsRequest: MessageTypeDefinition<
+        _svc_v1_RenewNodeCredentialsRequest,
+        _svc_v1_RenewNodeCredentialsRequest__Output
+      >;
+      RenewNodeCredentialsResponse: MessageTypeDefinition<
+        _svc_v1_RenewNodeCredentialsResponse,
+        _svc_v1_RenewNodeCredentialsResponse__Output
+      >;
       ResetPasswordRequest: MessageTypeDefinition<
         _svc_v1_ResetPasswordRequest,
         _svc_v1_ResetPasswordRequest__Output
@@ -686,6 +785,10 @@ export interface ProtoGrpcType {
         _svc_v1_RevokeUserSessionsResponse__Output
       >;
       Role: MessageTypeDefinition<_svc_v1_Role, _svc_v1_Role__Output>;
+      RotateCertAuthorityRequest: MessageTypeDefinition<
+        _svc_v1_RotateCertAuthorityRequest,
+        _svc_v1_RotateCertAuthorityRequest__Output
+      >;
       SSOAuthRequest: MessageTypeDefinition<_svc_v1_SSOAuthRequest, _svc_v1_SSOAuthRequest__Output>;
       SearchAuditEventsRequest: MessageTypeDefinition<
         _svc_v1_SearchAuditEventsRequest,
@@ -698,6 +801,7 @@ export interface ProtoGrpcType {
       SessionView: MessageTypeDefinition<_svc_v1_SessionView, _svc_v1_SessionView__Output>;
       SignedStsRequest: MessageTypeDefinition<_svc_v1_SignedStsRequest, _svc_v1_SignedStsRequest__Output>;
       TraitValues: MessageTypeDefinition<_svc_v1_TraitValues, _svc_v1_TraitValues__Output>;
+      TrustSnapshot: MessageTypeDefinition<_svc_v1_TrustSnapshot, _svc_v1_TrustSnapshot__Output>;
       TunnelLocation: MessageTypeDefinition<_svc_v1_TunnelLocation, _svc_v1_TunnelLocation__Output>;
       UploadRecordingRequest: MessageTypeDefinition<
         _svc_v1_UploadRecordingRequest,
@@ -716,6 +820,7 @@ export interface ProtoGrpcType {
         _svc_v1_ValidateSSOResponseResult,
         _svc_v1_ValidateSSOResponseResult__Output
       >;
+      WatchTrustRequest: MessageTypeDefinition<_svc_v1_WatchTrustRequest, _svc_v1_WatchTrustRequest__Output>;
       WebAuthnChallenge: MessageTypeDefinition<_svc_v1_WebAuthnChallenge, _svc_v1_WebAuthnChallenge__Output>;
       WebAuthnDevice: MessageTypeDefinition<_svc_v1_WebAuthnDevice, _svc_v1_WebAuthnDevice__Output>;
       WebAuthnRelyingParty: MessageTypeDefinition<

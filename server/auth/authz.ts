@@ -84,6 +84,16 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   GetJoinTokenUsage: { callers: ["user", "operator"], admin: { resource: "tokens", verb: "list" } },
   // Reverse tunnels: services acting as agents; the handler admits only proxies (docs/tunnels.md).
   CheckNodeRegistered: AGENT,
+  // Trust lifecycle (docs/locks.md, docs/ca-rotation.md). WatchTrust and ExportKrl serve nodes and
+  // proxies (agent callers) and admins; the handler checks which.
+  CreateLock: admin("locks", "create"),
+  ListLocks: admin("locks", "list"),
+  DeleteLock: admin("locks", "delete"),
+  WatchTrust: { callers: ["agent", "user"], admin: { resource: "locks", verb: "list" } },
+  ExportKrl: { callers: ["agent", "user"], admin: { resource: "locks", verb: "list" } },
+  RenewNodeCredentials: AGENT,
+  RotateCertAuthority: admin("cert_authorities", "update"),
+  ListCertAuthorities: admin("cert_authorities", "list"),
 };
 
 /**

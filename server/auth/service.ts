@@ -39,8 +39,10 @@ import type { GetRecordingResponse } from "../../proto/generated/svc/v1/GetRecor
 import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
 import type { RegisterUsingIAMMethodRequest__Output } from "../../proto/generated/svc/v1/RegisterUsingIAMMethodRequest.ts";
 import type { RegisterUsingIAMMethodResponse } from "../../proto/generated/svc/v1/RegisterUsingIAMMethodResponse.ts";
+import type { TrustSnapshot } from "../../proto/generated/svc/v1/TrustSnapshot.ts";
 import type { UploadRecordingRequest__Output } from "../../proto/generated/svc/v1/UploadRecordingRequest.ts";
 import type { UploadRecordingResponse } from "../../proto/generated/svc/v1/UploadRecordingResponse.ts";
+import type { WatchTrustRequest__Output } from "../../proto/generated/svc/v1/WatchTrustRequest.ts";
 import type { WebAuthnRelyingParty__Output } from "../../proto/generated/svc/v1/WebAuthnRelyingParty.ts";
 import { AdminJoinTokens } from "./admin-join-tokens.ts";
 import { PasswordResets } from "./admin-password-reset.ts";
@@ -139,6 +141,11 @@ const FIRST_DEVICE_ONLY =
   "a session without MFA enrols only the first WebAuthn device: log in with your device to add another";
 
 type Unary<Req, Res> = (req: Req, caller: Caller, call: ServerUnaryCall<Req, Res>) => Promise<Res>;
+
+/** A trust-lifecycle RPC whose part has not landed yet answers UNIMPLEMENTED. */
+function notYet(rpc: string): never {
+  throw new NotImplementedError(`${rpc} is not implemented yet`);
+}
 
 function unary<Req, Res>(fn: Unary<Req, Res>) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
@@ -727,6 +734,18 @@ export class AuthService {
       const reg = await this.#d.agentJoin?.registration(req.agent_id);
       return { registered: reg !== undefined && !reg.agentless };
     }),
+
+    // ---- trust lifecycle (placeholders until each part lands; docs/locks.md, docs/ca-rotation.md)
+    CreateLock: unary(async () => notYet("CreateLock")),
+    ListLocks: unary(async () => notYet("ListLocks")),
+    DeleteLock: unary(async () => notYet("DeleteLock")),
+    WatchTrust: (call: ServerWritableStream<WatchTrustRequest__Output, TrustSnapshot>) => {
+      call.emit("error", toGrpcError(new NotImplementedError("WatchTrust is not implemented yet")));
+    },
+    ExportKrl: unary(async () => notYet("ExportKrl")),
+    RenewNodeCredentials: unary(async () => notYet("RenewNodeCredentials")),
+    RotateCertAuthority: unary(async () => notYet("RotateCertAuthority")),
+    ListCertAuthorities: unary(async () => notYet("ListCertAuthorities")),
 
     AuthorizeNodeLogin: unary(async (req, caller) =>
       authorizeNodeLogin(req, this.#checkerOrDeny(requireUser(caller).username), await this.nodes.list()),

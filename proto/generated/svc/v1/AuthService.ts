@@ -55,6 +55,10 @@ import type {
   BootstrapAgentIdentityRequest__Output as _svc_v1_BootstrapAgentIdentityRequest__Output,
 } from "../../svc/v1/BootstrapAgentIdentityRequest.ts";
 import type {
+  CertAuthorityStatus as _svc_v1_CertAuthorityStatus,
+  CertAuthorityStatus__Output as _svc_v1_CertAuthorityStatus__Output,
+} from "../../svc/v1/CertAuthorityStatus.ts";
+import type {
   CheckNodeRegisteredRequest as _svc_v1_CheckNodeRegisteredRequest,
   CheckNodeRegisteredRequest__Output as _svc_v1_CheckNodeRegisteredRequest__Output,
 } from "../../svc/v1/CheckNodeRegisteredRequest.ts";
@@ -82,6 +86,10 @@ import type {
   CreateJoinTokenResponse as _svc_v1_CreateJoinTokenResponse,
   CreateJoinTokenResponse__Output as _svc_v1_CreateJoinTokenResponse__Output,
 } from "../../svc/v1/CreateJoinTokenResponse.ts";
+import type {
+  CreateLockRequest as _svc_v1_CreateLockRequest,
+  CreateLockRequest__Output as _svc_v1_CreateLockRequest__Output,
+} from "../../svc/v1/CreateLockRequest.ts";
 import type {
   CreatePasswordResetRequest as _svc_v1_CreatePasswordResetRequest,
   CreatePasswordResetRequest__Output as _svc_v1_CreatePasswordResetRequest__Output,
@@ -114,6 +122,14 @@ import type {
   DeleteJoinTokenResponse as _svc_v1_DeleteJoinTokenResponse,
   DeleteJoinTokenResponse__Output as _svc_v1_DeleteJoinTokenResponse__Output,
 } from "../../svc/v1/DeleteJoinTokenResponse.ts";
+import type {
+  DeleteLockRequest as _svc_v1_DeleteLockRequest,
+  DeleteLockRequest__Output as _svc_v1_DeleteLockRequest__Output,
+} from "../../svc/v1/DeleteLockRequest.ts";
+import type {
+  DeleteLockResponse as _svc_v1_DeleteLockResponse,
+  DeleteLockResponse__Output as _svc_v1_DeleteLockResponse__Output,
+} from "../../svc/v1/DeleteLockResponse.ts";
 import type {
   DeleteNodeRequest as _svc_v1_DeleteNodeRequest,
   DeleteNodeRequest__Output as _svc_v1_DeleteNodeRequest__Output,
@@ -154,6 +170,14 @@ import type {
   ExchangeSSOCodeRequest as _svc_v1_ExchangeSSOCodeRequest,
   ExchangeSSOCodeRequest__Output as _svc_v1_ExchangeSSOCodeRequest__Output,
 } from "../../svc/v1/ExchangeSSOCodeRequest.ts";
+import type {
+  ExportKrlRequest as _svc_v1_ExportKrlRequest,
+  ExportKrlRequest__Output as _svc_v1_ExportKrlRequest__Output,
+} from "../../svc/v1/ExportKrlRequest.ts";
+import type {
+  ExportKrlResponse as _svc_v1_ExportKrlResponse,
+  ExportKrlResponse__Output as _svc_v1_ExportKrlResponse__Output,
+} from "../../svc/v1/ExportKrlResponse.ts";
 import type {
   FinishWebAuthnLoginRequest as _svc_v1_FinishWebAuthnLoginRequest,
   FinishWebAuthnLoginRequest__Output as _svc_v1_FinishWebAuthnLoginRequest__Output,
@@ -223,6 +247,14 @@ import type {
   ListAgentIdentitiesResponse__Output as _svc_v1_ListAgentIdentitiesResponse__Output,
 } from "../../svc/v1/ListAgentIdentitiesResponse.ts";
 import type {
+  ListCertAuthoritiesRequest as _svc_v1_ListCertAuthoritiesRequest,
+  ListCertAuthoritiesRequest__Output as _svc_v1_ListCertAuthoritiesRequest__Output,
+} from "../../svc/v1/ListCertAuthoritiesRequest.ts";
+import type {
+  ListCertAuthoritiesResponse as _svc_v1_ListCertAuthoritiesResponse,
+  ListCertAuthoritiesResponse__Output as _svc_v1_ListCertAuthoritiesResponse__Output,
+} from "../../svc/v1/ListCertAuthoritiesResponse.ts";
+import type {
   ListJoinTokensRequest as _svc_v1_ListJoinTokensRequest,
   ListJoinTokensRequest__Output as _svc_v1_ListJoinTokensRequest__Output,
 } from "../../svc/v1/ListJoinTokensRequest.ts";
@@ -230,6 +262,14 @@ import type {
   ListJoinTokensResponse as _svc_v1_ListJoinTokensResponse,
   ListJoinTokensResponse__Output as _svc_v1_ListJoinTokensResponse__Output,
 } from "../../svc/v1/ListJoinTokensResponse.ts";
+import type {
+  ListLocksRequest as _svc_v1_ListLocksRequest,
+  ListLocksRequest__Output as _svc_v1_ListLocksRequest__Output,
+} from "../../svc/v1/ListLocksRequest.ts";
+import type {
+  ListLocksResponse as _svc_v1_ListLocksResponse,
+  ListLocksResponse__Output as _svc_v1_ListLocksResponse__Output,
+} from "../../svc/v1/ListLocksResponse.ts";
 import type {
   ListNodesRequest as _svc_v1_ListNodesRequest,
   ListNodesRequest__Output as _svc_v1_ListNodesRequest__Output,
@@ -270,6 +310,7 @@ import type {
   ListWebAuthnDevicesResponse as _svc_v1_ListWebAuthnDevicesResponse,
   ListWebAuthnDevicesResponse__Output as _svc_v1_ListWebAuthnDevicesResponse__Output,
 } from "../../svc/v1/ListWebAuthnDevicesResponse.ts";
+import type { Lock as _svc_v1_Lock, Lock__Output as _svc_v1_Lock__Output } from "../../svc/v1/Lock.ts";
 import type { Node as _svc_v1_Node, Node__Output as _svc_v1_Node__Output } from "../../svc/v1/Node.ts";
 import type {
   PasswordResetToken as _svc_v1_PasswordResetToken,
@@ -304,6 +345,14 @@ import type {
   RenewAgentIdentityRequest__Output as _svc_v1_RenewAgentIdentityRequest__Output,
 } from "../../svc/v1/RenewAgentIdentityRequest.ts";
 import type {
+  RenewNodeCredentialsRequest as _svc_v1_RenewNodeCredentialsRequest,
+  RenewNodeCredentialsRequest__Output as _svc_v1_RenewNodeCredentialsRequest__Output,
+} from "../../svc/v1/RenewNodeCredentialsRequest.ts";
+import type {
+  RenewNodeCredentialsResponse as _svc_v1_RenewNodeCredentialsResponse,
+  RenewNodeCredentialsResponse__Output as _svc_v1_RenewNodeCredentialsResponse__Output,
+} from "../../svc/v1/RenewNodeCredentialsResponse.ts";
+import type {
   ResetPasswordRequest as _svc_v1_ResetPasswordRequest,
   ResetPasswordRequest__Output as _svc_v1_ResetPasswordRequest__Output,
 } from "../../svc/v1/ResetPasswordRequest.ts";
@@ -319,6 +368,10 @@ import type {
   RevokeUserSessionsResponse as _svc_v1_RevokeUserSessionsResponse,
   RevokeUserSessionsResponse__Output as _svc_v1_RevokeUserSessionsResponse__Output,
 } from "../../svc/v1/RevokeUserSessionsResponse.ts";
+import type {
+  RotateCertAuthorityRequest as _svc_v1_RotateCertAuthorityRequest,
+  RotateCertAuthorityRequest__Output as _svc_v1_RotateCertAuthorityRequest__Output,
+} from "../../svc/v1/RotateCertAuthorityRequest.ts";
 import type {
   SSOAuthRequest as _svc_v1_SSOAuthRequest,
   SSOAuthRequest__Output as _svc_v1_SSOAuthRequest__Output,
@@ -336,6 +389,10 @@ import type {
   SessionView__Output as _svc_v1_SessionView__Output,
 } from "../../svc/v1/SessionView.ts";
 import type {
+  TrustSnapshot as _svc_v1_TrustSnapshot,
+  TrustSnapshot__Output as _svc_v1_TrustSnapshot__Output,
+} from "../../svc/v1/TrustSnapshot.ts";
+import type {
   UploadRecordingRequest as _svc_v1_UploadRecordingRequest,
   UploadRecordingRequest__Output as _svc_v1_UploadRecordingRequest__Output,
 } from "../../svc/v1/UploadRecordingRequest.ts";
@@ -351,6 +408,10 @@ import type {
   ValidateSSOResponseResult as _svc_v1_ValidateSSOResponseResult,
   ValidateSSOResponseResult__Output as _svc_v1_ValidateSSOResponseResult__Output,
 } from "../../svc/v1/ValidateSSOResponseResult.ts";
+import type {
+  WatchTrustRequest as _svc_v1_WatchTrustRequest,
+  WatchTrustRequest__Output as _svc_v1_WatchTrustRequest__Output,
+} from "../../svc/v1/WatchTrustRequest.ts";
 import type {
   WebAuthnChallenge as _svc_v1_WebAuthnChallenge,
   WebAuthnChallenge__Output as _svc_v1_WebAuthnChallenge__Output,
@@ -812,6 +873,47 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_CreateJoinTokenResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  CreateLock(
+    argument: _svc_v1_CreateLockRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_Lock__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateLock(
+    argument: _svc_v1_CreateLockRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_Lock__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateLock(
+    argument: _svc_v1_CreateLockRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_Lock__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateLock(
+    argument: _svc_v1_CreateLockRequest,
+    callback: grpc.requestCallback<_svc_v1_Lock__Output>,
+  ): grpc.ClientUnaryCall;
+  createLock(
+    argument: _svc_v1_CreateLockRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_Lock__Output>,
+  ): grpc.ClientUnaryCall;
+  createLock(
+    argument: _svc_v1_CreateLockRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_Lock__Output>,
+  ): grpc.ClientUnaryCall;
+  createLock(
+    argument: _svc_v1_CreateLockRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_Lock__Output>,
+  ): grpc.ClientUnaryCall;
+  createLock(
+    argument: _svc_v1_CreateLockRequest,
+    callback: grpc.requestCallback<_svc_v1_Lock__Output>,
+  ): grpc.ClientUnaryCall;
+
   CreatePasswordReset(
     argument: _svc_v1_CreatePasswordResetRequest,
     metadata: grpc.Metadata,
@@ -1015,6 +1117,47 @@ export interface AuthServiceClient extends grpc.Client {
   deleteJoinToken(
     argument: _svc_v1_DeleteJoinTokenRequest,
     callback: grpc.requestCallback<_svc_v1_DeleteJoinTokenResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  DeleteLock(
+    argument: _svc_v1_DeleteLockRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteLockResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteLock(
+    argument: _svc_v1_DeleteLockRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteLockResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteLock(
+    argument: _svc_v1_DeleteLockRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteLockResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteLock(
+    argument: _svc_v1_DeleteLockRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteLockResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteLock(
+    argument: _svc_v1_DeleteLockRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteLockResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteLock(
+    argument: _svc_v1_DeleteLockRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteLockResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteLock(
+    argument: _svc_v1_DeleteLockRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteLockResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteLock(
+    argument: _svc_v1_DeleteLockRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteLockResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   DeleteNode(
@@ -1261,6 +1404,47 @@ export interface AuthServiceClient extends grpc.Client {
   exchangeSsoCode(
     argument: _svc_v1_ExchangeSSOCodeRequest,
     callback: grpc.requestCallback<_svc_v1_AuthenticateLocalResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ExportKrl(
+    argument: _svc_v1_ExportKrlRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ExportKrlResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ExportKrl(
+    argument: _svc_v1_ExportKrlRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ExportKrlResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ExportKrl(
+    argument: _svc_v1_ExportKrlRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ExportKrlResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ExportKrl(
+    argument: _svc_v1_ExportKrlRequest,
+    callback: grpc.requestCallback<_svc_v1_ExportKrlResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  exportKrl(
+    argument: _svc_v1_ExportKrlRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ExportKrlResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  exportKrl(
+    argument: _svc_v1_ExportKrlRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ExportKrlResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  exportKrl(
+    argument: _svc_v1_ExportKrlRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ExportKrlResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  exportKrl(
+    argument: _svc_v1_ExportKrlRequest,
+    callback: grpc.requestCallback<_svc_v1_ExportKrlResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   FinishWebAuthnLogin(
@@ -1692,6 +1876,47 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_ListAgentIdentitiesResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  ListCertAuthorities(
+    argument: _svc_v1_ListCertAuthoritiesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListCertAuthoritiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListCertAuthorities(
+    argument: _svc_v1_ListCertAuthoritiesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListCertAuthoritiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListCertAuthorities(
+    argument: _svc_v1_ListCertAuthoritiesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListCertAuthoritiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListCertAuthorities(
+    argument: _svc_v1_ListCertAuthoritiesRequest,
+    callback: grpc.requestCallback<_svc_v1_ListCertAuthoritiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listCertAuthorities(
+    argument: _svc_v1_ListCertAuthoritiesRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListCertAuthoritiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listCertAuthorities(
+    argument: _svc_v1_ListCertAuthoritiesRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListCertAuthoritiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listCertAuthorities(
+    argument: _svc_v1_ListCertAuthoritiesRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListCertAuthoritiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listCertAuthorities(
+    argument: _svc_v1_ListCertAuthoritiesRequest,
+    callback: grpc.requestCallback<_svc_v1_ListCertAuthoritiesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   ListJoinTokens(
     argument: _svc_v1_ListJoinTokensRequest,
     metadata: grpc.Metadata,
@@ -1731,6 +1956,47 @@ export interface AuthServiceClient extends grpc.Client {
   listJoinTokens(
     argument: _svc_v1_ListJoinTokensRequest,
     callback: grpc.requestCallback<_svc_v1_ListJoinTokensResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  ListLocks(
+    argument: _svc_v1_ListLocksRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListLocksResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListLocks(
+    argument: _svc_v1_ListLocksRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListLocksResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListLocks(
+    argument: _svc_v1_ListLocksRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListLocksResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListLocks(
+    argument: _svc_v1_ListLocksRequest,
+    callback: grpc.requestCallback<_svc_v1_ListLocksResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listLocks(
+    argument: _svc_v1_ListLocksRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListLocksResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listLocks(
+    argument: _svc_v1_ListLocksRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListLocksResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listLocks(
+    argument: _svc_v1_ListLocksRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListLocksResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listLocks(
+    argument: _svc_v1_ListLocksRequest,
+    callback: grpc.requestCallback<_svc_v1_ListLocksResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   ListNodes(
@@ -2088,6 +2354,47 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_AgentIdentityCredentials__Output>,
   ): grpc.ClientUnaryCall;
 
+  RenewNodeCredentials(
+    argument: _svc_v1_RenewNodeCredentialsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RenewNodeCredentialsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RenewNodeCredentials(
+    argument: _svc_v1_RenewNodeCredentialsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_RenewNodeCredentialsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RenewNodeCredentials(
+    argument: _svc_v1_RenewNodeCredentialsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RenewNodeCredentialsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  RenewNodeCredentials(
+    argument: _svc_v1_RenewNodeCredentialsRequest,
+    callback: grpc.requestCallback<_svc_v1_RenewNodeCredentialsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  renewNodeCredentials(
+    argument: _svc_v1_RenewNodeCredentialsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RenewNodeCredentialsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  renewNodeCredentials(
+    argument: _svc_v1_RenewNodeCredentialsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_RenewNodeCredentialsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  renewNodeCredentials(
+    argument: _svc_v1_RenewNodeCredentialsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_RenewNodeCredentialsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  renewNodeCredentials(
+    argument: _svc_v1_RenewNodeCredentialsRequest,
+    callback: grpc.requestCallback<_svc_v1_RenewNodeCredentialsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   ResetPassword(
     argument: _svc_v1_ResetPasswordRequest,
     metadata: grpc.Metadata,
@@ -2168,6 +2475,47 @@ export interface AuthServiceClient extends grpc.Client {
   revokeUserSessions(
     argument: _svc_v1_RevokeUserSessionsRequest,
     callback: grpc.requestCallback<_svc_v1_RevokeUserSessionsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  RotateCertAuthority(
+    argument: _svc_v1_RotateCertAuthorityRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CertAuthorityStatus__Output>,
+  ): grpc.ClientUnaryCall;
+  RotateCertAuthority(
+    argument: _svc_v1_RotateCertAuthorityRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CertAuthorityStatus__Output>,
+  ): grpc.ClientUnaryCall;
+  RotateCertAuthority(
+    argument: _svc_v1_RotateCertAuthorityRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CertAuthorityStatus__Output>,
+  ): grpc.ClientUnaryCall;
+  RotateCertAuthority(
+    argument: _svc_v1_RotateCertAuthorityRequest,
+    callback: grpc.requestCallback<_svc_v1_CertAuthorityStatus__Output>,
+  ): grpc.ClientUnaryCall;
+  rotateCertAuthority(
+    argument: _svc_v1_RotateCertAuthorityRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CertAuthorityStatus__Output>,
+  ): grpc.ClientUnaryCall;
+  rotateCertAuthority(
+    argument: _svc_v1_RotateCertAuthorityRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CertAuthorityStatus__Output>,
+  ): grpc.ClientUnaryCall;
+  rotateCertAuthority(
+    argument: _svc_v1_RotateCertAuthorityRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CertAuthorityStatus__Output>,
+  ): grpc.ClientUnaryCall;
+  rotateCertAuthority(
+    argument: _svc_v1_RotateCertAuthorityRequest,
+    callback: grpc.requestCallback<_svc_v1_CertAuthorityStatus__Output>,
   ): grpc.ClientUnaryCall;
 
   SearchAuditEvents(
@@ -2284,6 +2632,25 @@ export interface AuthServiceClient extends grpc.Client {
     argument: _svc_v1_ValidateSSOResponseRequest,
     callback: grpc.requestCallback<_svc_v1_ValidateSSOResponseResult__Output>,
   ): grpc.ClientUnaryCall;
+
+  WatchTrust(
+    argument: _svc_v1_WatchTrustRequest,
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_TrustSnapshot__Output>;
+  WatchTrust(
+    argument: _svc_v1_WatchTrustRequest,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_TrustSnapshot__Output>;
+  watchTrust(
+    argument: _svc_v1_WatchTrustRequest,
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_TrustSnapshot__Output>;
+  watchTrust(
+    argument: _svc_v1_WatchTrustRequest,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_TrustSnapshot__Output>;
 }
 
 export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
@@ -2336,6 +2703,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_CreateJoinTokenResponse
   >;
 
+  CreateLock: grpc.handleUnaryCall<_svc_v1_CreateLockRequest__Output, _svc_v1_Lock>;
+
   CreatePasswordReset: grpc.handleUnaryCall<
     _svc_v1_CreatePasswordResetRequest__Output,
     _svc_v1_PasswordResetToken
@@ -2358,6 +2727,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_DeleteJoinTokenResponse
   >;
 
+  DeleteLock: grpc.handleUnaryCall<_svc_v1_DeleteLockRequest__Output, _svc_v1_DeleteLockResponse>;
+
   DeleteNode: grpc.handleUnaryCall<_svc_v1_DeleteNodeRequest__Output, _svc_v1_DeleteNodeResponse>;
 
   DeleteSession: grpc.handleUnaryCall<_svc_v1_DeleteSessionRequest__Output, _svc_v1_DeleteSessionResponse>;
@@ -2375,6 +2746,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_ExchangeSSOCodeRequest__Output,
     _svc_v1_AuthenticateLocalResponse
   >;
+
+  ExportKrl: grpc.handleUnaryCall<_svc_v1_ExportKrlRequest__Output, _svc_v1_ExportKrlResponse>;
 
   FinishWebAuthnLogin: grpc.handleUnaryCall<
     _svc_v1_FinishWebAuthnLoginRequest__Output,
@@ -2413,7 +2786,14 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_ListAgentIdentitiesResponse
   >;
 
+  ListCertAuthorities: grpc.handleUnaryCall<
+    _svc_v1_ListCertAuthoritiesRequest__Output,
+    _svc_v1_ListCertAuthoritiesResponse
+  >;
+
   ListJoinTokens: grpc.handleUnaryCall<_svc_v1_ListJoinTokensRequest__Output, _svc_v1_ListJoinTokensResponse>;
+
+  ListLocks: grpc.handleUnaryCall<_svc_v1_ListLocksRequest__Output, _svc_v1_ListLocksResponse>;
 
   ListNodes: grpc.handleUnaryCall<_svc_v1_ListNodesRequest__Output, _svc_v1_ListNodesResponse>;
 
@@ -2445,11 +2825,21 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_AgentIdentityCredentials
   >;
 
+  RenewNodeCredentials: grpc.handleUnaryCall<
+    _svc_v1_RenewNodeCredentialsRequest__Output,
+    _svc_v1_RenewNodeCredentialsResponse
+  >;
+
   ResetPassword: grpc.handleUnaryCall<_svc_v1_ResetPasswordRequest__Output, _svc_v1_ResetPasswordResponse>;
 
   RevokeUserSessions: grpc.handleUnaryCall<
     _svc_v1_RevokeUserSessionsRequest__Output,
     _svc_v1_RevokeUserSessionsResponse
+  >;
+
+  RotateCertAuthority: grpc.handleUnaryCall<
+    _svc_v1_RotateCertAuthorityRequest__Output,
+    _svc_v1_CertAuthorityStatus
   >;
 
   SearchAuditEvents: grpc.handleUnaryCall<
@@ -2466,6 +2856,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_ValidateSSOResponseRequest__Output,
     _svc_v1_ValidateSSOResponseResult
   >;
+
+  WatchTrust: grpc.handleServerStreamingCall<_svc_v1_WatchTrustRequest__Output, _svc_v1_TrustSnapshot>;
 }
 
 export interface AuthServiceDefinition extends grpc.ServiceDefinition {
@@ -2535,6 +2927,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_CreateJoinTokenRequest__Output,
     _svc_v1_CreateJoinTokenResponse__Output
   >;
+  CreateLock: MethodDefinition<
+    _svc_v1_CreateLockRequest,
+    _svc_v1_Lock,
+    _svc_v1_CreateLockRequest__Output,
+    _svc_v1_Lock__Output
+  >;
   CreatePasswordReset: MethodDefinition<
     _svc_v1_CreatePasswordResetRequest,
     _svc_v1_PasswordResetToken,
@@ -2564,6 +2962,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_DeleteJoinTokenResponse,
     _svc_v1_DeleteJoinTokenRequest__Output,
     _svc_v1_DeleteJoinTokenResponse__Output
+  >;
+  DeleteLock: MethodDefinition<
+    _svc_v1_DeleteLockRequest,
+    _svc_v1_DeleteLockResponse,
+    _svc_v1_DeleteLockRequest__Output,
+    _svc_v1_DeleteLockResponse__Output
   >;
   DeleteNode: MethodDefinition<
     _svc_v1_DeleteNodeRequest,
@@ -2600,6 +3004,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_AuthenticateLocalResponse,
     _svc_v1_ExchangeSSOCodeRequest__Output,
     _svc_v1_AuthenticateLocalResponse__Output
+  >;
+  ExportKrl: MethodDefinition<
+    _svc_v1_ExportKrlRequest,
+    _svc_v1_ExportKrlResponse,
+    _svc_v1_ExportKrlRequest__Output,
+    _svc_v1_ExportKrlResponse__Output
   >;
   FinishWebAuthnLogin: MethodDefinition<
     _svc_v1_FinishWebAuthnLoginRequest,
@@ -2667,11 +3077,23 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_ListAgentIdentitiesRequest__Output,
     _svc_v1_ListAgentIdentitiesResponse__Output
   >;
+  ListCertAuthorities: MethodDefinition<
+    _svc_v1_ListCertAuthoritiesRequest,
+    _svc_v1_ListCertAuthoritiesResponse,
+    _svc_v1_ListCertAuthoritiesRequest__Output,
+    _svc_v1_ListCertAuthoritiesResponse__Output
+  >;
   ListJoinTokens: MethodDefinition<
     _svc_v1_ListJoinTokensRequest,
     _svc_v1_ListJoinTokensResponse,
     _svc_v1_ListJoinTokensRequest__Output,
     _svc_v1_ListJoinTokensResponse__Output
+  >;
+  ListLocks: MethodDefinition<
+    _svc_v1_ListLocksRequest,
+    _svc_v1_ListLocksResponse,
+    _svc_v1_ListLocksRequest__Output,
+    _svc_v1_ListLocksResponse__Output
   >;
   ListNodes: MethodDefinition<
     _svc_v1_ListNodesRequest,
@@ -2727,6 +3149,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_RenewAgentIdentityRequest__Output,
     _svc_v1_AgentIdentityCredentials__Output
   >;
+  RenewNodeCredentials: MethodDefinition<
+    _svc_v1_RenewNodeCredentialsRequest,
+    _svc_v1_RenewNodeCredentialsResponse,
+    _svc_v1_RenewNodeCredentialsRequest__Output,
+    _svc_v1_RenewNodeCredentialsResponse__Output
+  >;
   ResetPassword: MethodDefinition<
     _svc_v1_ResetPasswordRequest,
     _svc_v1_ResetPasswordResponse,
@@ -2738,6 +3166,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_RevokeUserSessionsResponse,
     _svc_v1_RevokeUserSessionsRequest__Output,
     _svc_v1_RevokeUserSessionsResponse__Output
+  >;
+  RotateCertAuthority: MethodDefinition<
+    _svc_v1_RotateCertAuthorityRequest,
+    _svc_v1_CertAuthorityStatus,
+    _svc_v1_RotateCertAuthorityRequest__Output,
+    _svc_v1_CertAuthorityStatus__Output
   >;
   SearchAuditEvents: MethodDefinition<
     _svc_v1_SearchAuditEventsRequest,
@@ -2756,5 +3190,11 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_ValidateSSOResponseResult,
     _svc_v1_ValidateSSOResponseRequest__Output,
     _svc_v1_ValidateSSOResponseResult__Output
+  >;
+  WatchTrust: MethodDefinition<
+    _svc_v1_WatchTrustRequest,
+    _svc_v1_TrustSnapshot,
+    _svc_v1_WatchTrustRequest__Output,
+    _svc_v1_TrustSnapshot__Output
   >;
 }
