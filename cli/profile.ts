@@ -4,13 +4,18 @@ import { mkdir, readFile, rm } from "node:fs/promises";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic-file.ts";
-import { NotAuthenticatedError } from "../core/errors.ts";
+import { knownHostsCertAuthority } from "../core/certs/key-ids.ts";
+import { NotAuthenticatedError, PreconditionFailedError } from "../core/errors.ts";
+import type { AuthRoute } from "../server/auth/via-proxy.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 
 export interface Profile {
   /** host:port of the proxy's HTTPS listener */
   proxy: string;
-  /** PEM of the CA that issued the proxy's certificate (the host CA); absent with insecure */
+  /**
+   * PEM of the CAs that may issue the proxy's certificate (every trusted host X.509 CA, several
+   * during a rotation, refreshed at each login: refreshTrust); absent with insecure
+   */
   ca_pem?: string;
   /** first contact without a CA: TLS is not verified (loudly warned on every use) */
   insecure?: boolean;
@@ -79,4 +84,83 @@ export async function requireProfile(env: NodeJS.ProcessEnv = process.env): Prom
   const p = await loadProfile(env);
   if (!p) throw new CliError("no proxy known yet (run: svc login --proxy host:port)", EXIT.notLoggedIn);
   return p;
+}
+
+/** The certificates of a PEM bundle, each normalised (one block, trimmed lines). */
+function pemBlocks(text: string): string[] {
+  return (text.match(/-----BEGIN CERTIFICATE-----[\s\S]+?-----END CERTIFICATE-----/g) ?? []).map((b) =>
+    b
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .filter((l) => l !== "")
+      .join("\n"),
+  );
+}
+
+/** The known_hosts text trusting every host CA key: one `@cert-authority *` line per key. */
+export function knownHostsText(hostCaKeys: readonly string[]): string {
+  const keys = [...new Set(hostCaKeys.map((k) => k.trim()).filter((k) => k !== ""))];
+  return `${keys.map((k) => knownHostsCertAuthority("*", k)).join("\n")}\n`;
+}
+
+/** Where `svc certs` writes its files when no --out is given. */
+export function defaultKeysDir(env: NodeJS.ProcessEnv = process.env): string {
+  return join(svcHome(env), "keys");
+}
+
+/**
+ * The profile with its trust brought up to date from GetPublicKeys: every host CA PEM auth trusts
+ * now (a CA rotation adds one at init and drops the old one at standby), asked over TLS verified
+ * with the trust the profile already has, so a login during a rotation learns the new CA before
+ * the proxy's certificate switches to it. The default known_hosts `svc certs` wrote is rewritten
+ * with every trusted host CA key for the same reason. Best effort: on any failure the profile
+ * keeps what it had (`warn` says why), since the login itself succeeded.
+ */
+export async function refreshTrust(
+  p: Profile,
+  o: { warn: (line: string) => void; env?: NodeJS.ProcessEnv; timeoutMs?: number },
+): Promise<Profile> {
+  // Without a verified CA the answer could come from anyone: never learn trust from it.
+  if (p.insecure || !p.ca_pem) return p;
+  // Loaded here, not at the top: every svc command reads the profile, few need gRPC.
+  const [{ callUnary, createAuthClient }, { authRouteViaProxy }] = await Promise.all([
+    import("../server/auth/client.ts"),
+    import("../server/auth/via-proxy.ts"),
+  ]);
+  let route: AuthRoute;
+  try {
+    route = p.auth
+      ? { address: p.auth }
+      : await authRouteViaProxy(p.proxy, { timeoutMs: o.timeoutMs ?? 10_000 });
+  } catch (err) {
+    // A proxy that does not route gRPC to auth: nothing to ask, the given CA stays.
+    if (err instanceof PreconditionFailedError) return p;
+    o.warn(`host CA list not refreshed (${err instanceof Error ? err.message : String(err)})`);
+    return p;
+  }
+  const client = createAuthClient({
+    address: route.address,
+    caPems: [p.ca_pem],
+    ...(route.serverName ? { serverName: route.serverName } : {}),
+  });
+  try {
+    const pub = await callUnary(client, "GetPublicKeys", {}, undefined, {
+      deadline: Date.now() + (o.timeoutMs ?? 10_000),
+    });
+    const pems = [...new Set((pub.host_ca_pems ?? []).flatMap(pemBlocks))];
+    const knownHosts = join(defaultKeysDir(o.env), "known_hosts");
+    const hostKeys = pub.host_ca_ssh_public_keys ?? [];
+    if (hostKeys.length > 0 && (await readFile(knownHosts, "utf8").catch(() => undefined)) !== undefined)
+      await writeFileAtomic(knownHosts, knownHostsText(hostKeys), 0o644);
+    // Only a profile that trusts a host CA follows the host CAs: one given another CA (a public
+    // certificate on the proxy) keeps it.
+    const mine = pemBlocks(p.ca_pem);
+    if (pems.length === 0 || !mine.some((pem) => pems.includes(pem))) return p;
+    return { ...p, ca_pem: `${pems.join("\n")}\n` };
+  } catch (err) {
+    o.warn(`host CA list not refreshed (${err instanceof Error ? err.message : String(err)})`);
+    return p;
+  } finally {
+    client.close();
+  }
 }

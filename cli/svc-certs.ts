@@ -1,16 +1,17 @@
 // `svc certs`: a fresh key and a short-lived certificate for plain OpenSSH, plus a known_hosts
-// file trusting the cluster's host CA, so `ssh -i <key> -o UserKnownHostsFile=<file>` works with
+// file trusting every host CA key auth trusts now (two during a host CA rotation; rewritten on
+// every run and at `svc login`, docs/ca-rotation.md), so `ssh -i <key> -o UserKnownHostsFile=<file>` works with
 // no other setup. The certificate comes from POST /v1/webapi/ssh/certs (IssueUserCerts behind
 // the proxy with the caller's session).
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { knownHostsCertAuthority } from "../core/certs/key-ids.ts";
+import { writeFileAtomic } from "../core/atomic-file.ts";
 import { writeSshIdentity } from "../core/certs/ssh-key-files.ts";
 import { generateSshKeyPair, type SshKeyPair } from "../core/certs/ssh-keys.ts";
 import { parseDuration } from "../core/duration.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 import { printJson } from "./output.ts";
-import { type Profile, requireSession, svcHome } from "./profile.ts";
+import { defaultKeysDir, knownHostsText, type Profile, requireSession } from "./profile.ts";
 import { proxyCall } from "./proxy-client.ts";
 import { targetOf } from "./svc-session.ts";
 
@@ -54,7 +55,7 @@ export async function certs(opts: {
 }): Promise<void> {
   const p = await requireSession();
   const { key, certs: c } = await issueCerts(p, ttlSecondsOf(opts.ttl), opts.node);
-  const dir = opts.out ?? join(svcHome(), "keys");
+  const dir = opts.out ?? defaultKeysDir();
   const base = join(dir, `${p.user}`);
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const files = await writeSshIdentity(base, {
@@ -63,9 +64,8 @@ export async function certs(opts: {
     certificateLine: c.certificate,
   });
   const knownHosts = join(dir, "known_hosts");
-  await writeFile(knownHosts, `${c.host_ca_keys.map((k) => knownHostsCertAuthority("*", k)).join("\n")}\n`, {
-    mode: 0o644,
-  });
+  // Atomic: an ssh started meanwhile reads the old list or the new one, never half a file.
+  await writeFileAtomic(knownHosts, knownHostsText(c.host_ca_keys), 0o644);
   const login = c.principals[0] ?? "<login>";
   // Host certificates name a node by its hostname and ID, not by address: HostKeyAlias lets the
   // known_hosts @cert-authority line check the name while ssh dials the address.
@@ -86,7 +86,7 @@ export async function certs(opts: {
     [
       `Key:         ${files.privateKeyPath}`,
       `Certificate: ${files.certificatePath} (logins ${c.principals.join(", ")}; valid until ${c.valid_before})`,
-      `Known hosts: ${knownHosts} (trusts the cluster's host CA)`,
+      `Known hosts: ${knownHosts} (trusts the cluster's host CA${c.host_ca_keys.length > 1 ? `s: ${c.host_ca_keys.length} keys, a rotation is under way` : ""})`,
       "Use:",
       `  ${sshCommand}`,
       "",

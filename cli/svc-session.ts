@@ -6,7 +6,14 @@ import { NotAuthenticatedError } from "../core/errors.ts";
 import { SERVER_VERSION } from "../server/version.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 import { printJson, warn } from "./output.ts";
-import { loadProfile, type Profile, requireProfile, requireSession, saveProfile } from "./profile.ts";
+import {
+  loadProfile,
+  type Profile,
+  refreshTrust,
+  requireProfile,
+  requireSession,
+  saveProfile,
+} from "./profile.ts";
 import { newPassword, promptHidden, promptLine, readSecretFile } from "./prompt.ts";
 import {
   errorOfResponse,
@@ -194,15 +201,19 @@ export async function login(opts: LoginOptions): Promise<void> {
   }
 
   const rememberedAuth = authAddress ?? (previous?.proxy === proxy ? previous.auth : undefined);
-  const profile: Profile = {
-    proxy,
-    ...trust,
-    cluster_name: info.cluster_name,
-    user: username,
-    session_id: session.session_id,
-    expires_at: session.expires_at,
-    ...(rememberedAuth ? { auth: rememberedAuth } : {}),
-  };
+  // A CA rotation adds host CAs: learn them now, while the current one still verifies the proxy.
+  const profile: Profile = await refreshTrust(
+    {
+      proxy,
+      ...trust,
+      cluster_name: info.cluster_name,
+      user: username,
+      session_id: session.session_id,
+      expires_at: session.expires_at,
+      ...(rememberedAuth ? { auth: rememberedAuth } : {}),
+    },
+    { warn },
+  );
   await saveProfile(profile);
   const scope = session.scope ?? "full";
   if (opts.json)
