@@ -9,8 +9,14 @@
 // auth puts such principals only into certificates of identities whose roles allow that login on
 // this node's labels (server/auth/user-cert-content.ts).
 // Auth then checks the node's reachability itself (server/auth/agent-probe.ts). See docs/agent.md.
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+// Run again for the same sshd (same hostname and host key, a new token), it keeps the node ID and
+// rewrites both files: the host certificate from the host CA's signing key of the day and every
+// user CA key auth trusts now. That is how an agentless node follows a CA rotation
+// (docs/ca-rotation.md, "Clients and nodes"): sshd reads TrustedUserCAKeys at each login, and
+// reloads HostCertificate on SIGHUP.
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomic } from "../../core/atomic-file.ts";
 import { parseSshPublicKey } from "../../core/certs/ssh-keys.ts";
 import { BadParameterError } from "../../core/errors.ts";
 import { callUnary, createAuthClient } from "../auth/client.ts";
@@ -80,14 +86,15 @@ export async function registerAgentlessNode(o: AgentlessRegistrationOptions): Pr
     await mkdir(o.outDir, { recursive: true, mode: 0o755 });
     const hostCertificatePath = join(o.outDir, "ssh_host_cert.pub");
     const trustedUserCaKeysPath = join(o.outDir, "user_ca.pub");
-    // Public material only: readable is fine (sshd reads them as root anyway).
-    await writeFile(hostCertificatePath, `${res.host_ssh_certificate.trim()}\n`, { mode: 0o644 });
-    await writeFile(trustedUserCaKeysPath, `${(res.user_ca_ssh_public_keys ?? []).join("\n")}\n`, {
-      mode: 0o644,
-    });
+    const userCaKeys = [...new Set((res.user_ca_ssh_public_keys ?? []).map((k) => k.trim()).filter(Boolean))];
+    if (userCaKeys.length === 0) throw new BadParameterError("auth's join answer names no user CA key");
+    // Public material only: readable is fine (sshd reads them as root anyway). Atomic, since a
+    // running sshd may read them at any moment (a re-run rewrites them under it).
+    await writeFileAtomic(hostCertificatePath, `${res.host_ssh_certificate.trim()}\n`, 0o644);
+    await writeFileAtomic(trustedUserCaKeysPath, `${userCaKeys.join("\n")}\n`, 0o644);
     const sshdConfig = agentlessSshdConfig(res.agent_id, hostCertificatePath, trustedUserCaKeysPath);
     const sshdConfigPath = join(o.outDir, "sshd_config.svc");
-    await writeFile(sshdConfigPath, `${sshdConfig.join("\n")}\n`, { mode: 0o644 });
+    await writeFileAtomic(sshdConfigPath, `${sshdConfig.join("\n")}\n`, 0o644);
     return {
       nodeId: res.agent_id,
       hostCertificatePath,

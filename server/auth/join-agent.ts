@@ -333,8 +333,13 @@ export class AgentJoin implements AgentJoinHandler {
     opts: { redeem: boolean } = { redeem: true },
   ): Promise<RegisterAgentResponse> {
     const d = this.#d;
-    const id = randomUUID();
     const now = d.clock.now();
+    // `svcd agentless` run again for the same sshd (same name, same host key) with a new token:
+    // the node keeps its ID and gets a host certificate from today's signing key. This is how an
+    // agentless node follows a host CA rotation (docs/ca-rotation.md); it cannot renew by itself.
+    const again = input.agentless ? await this.#sameAgentlessNode(input) : undefined;
+    if (again) return this.#reissueAgentless(token, input, again, now, opts.redeem);
+    const id = randomUUID();
     // A hostname names one node: sessions for it must not land on another node that chose the
     // same name. Reserved before the token is spent, released if the join fails before the
     // registration is written (a used token, a signing or storage error).
@@ -433,6 +438,57 @@ export class AgentJoin implements AgentJoinHandler {
       agent_id: id,
       host_ssh_certificate: cert.line,
       tls_certificate_pem: tlsCertPem,
+      host_ca_pems: pub.host_ca_pems ?? [],
+      user_ca_ssh_public_keys: pub.user_ca_ssh_public_keys ?? [],
+    };
+  }
+
+  async #sameAgentlessNode(input: JoinInput): Promise<AgentRegistration | undefined> {
+    const lower = input.hostname.toLowerCase();
+    const fingerprint = sshFingerprint(input.hostKey.blob);
+    return (await listAgentRegistrations(this.#d.backend)).find(
+      (r) => r.agentless && r.hostname.toLowerCase() === lower && r.host_key_fingerprint === fingerprint,
+    );
+  }
+
+  async #reissueAgentless(
+    token: JoinToken,
+    input: JoinInput,
+    reg: AgentRegistration,
+    now: Date,
+    redeem: boolean,
+  ): Promise<RegisterAgentResponse> {
+    const d = this.#d;
+    if (redeem) {
+      try {
+        await d.backend.create(joinTokenRedemptionKey(token), {
+          agent_id: reg.id,
+          hostname: reg.hostname,
+          at: now.toISOString(),
+        });
+      } catch (err) {
+        if (isAlreadyExists(err)) throw new AccessDeniedError("join token has already been used");
+        throw err;
+      }
+    }
+    const hostTtl = d.hostCertTtlSeconds ?? SSH_HOST_CERT_TTL_SECONDS;
+    const cert = d.hostSshSigner.sign({
+      type: "host",
+      publicKey: input.hostKey,
+      keyId: hostKeyId(reg.id),
+      principals: [reg.id, reg.hostname],
+      validAfter: new Date(now.getTime() - 60_000),
+      validBefore: new Date(now.getTime() + hostTtl * 1000),
+    });
+    const pub = await d.publicKeys();
+    d.logger.info(
+      { agentId: reg.id, hostname: reg.hostname, token: token.metadata.name },
+      "agentless node re-issued",
+    );
+    return {
+      agent_id: reg.id,
+      host_ssh_certificate: cert.line,
+      tls_certificate_pem: "",
       host_ca_pems: pub.host_ca_pems ?? [],
       user_ca_ssh_public_keys: pub.user_ca_ssh_public_keys ?? [],
     };
