@@ -22,6 +22,8 @@ export function createMetricsRegistry(component: string): Registry {
 export interface DiagnosticsOptions {
   /** /readyz answers 200 when this holds, 503 otherwise (or when it throws); 404 without it. */
   ready?: () => boolean | Promise<boolean>;
+  /** More fields of the /healthz answer (e.g. the agent's trust snapshot age); status stays "ok". */
+  health?: () => Record<string, unknown>;
 }
 
 export async function startDiagnostics(
@@ -56,7 +58,10 @@ export async function startDiagnostics(
       return;
     }
     if (req.method === "GET" && req.url === "/healthz") {
-      res.writeHead(200, { "content-type": "application/json" }).end('{"status":"ok"}');
+      const extra = opts.health?.() ?? {};
+      res
+        .writeHead(200, { "content-type": "application/json" })
+        .end(JSON.stringify({ status: "ok", ...extra }));
       return;
     }
     res

@@ -30,6 +30,7 @@ interface AgentFlags {
   advertiseAddress?: string;
   labels?: string;
   hostname?: string;
+  diagListen?: string;
 }
 
 // Agents, bots and agentless registration reach auth one of two ways (server/agent/auth-target.ts).
@@ -109,6 +110,10 @@ program
   .option("--advertise-address <host:port>", "address the proxy dials (default: as auth sees the agent)")
   .option("--labels <k=v,...>", "node labels")
   .option("--hostname <name>", "node name (default: this machine's hostname)")
+  .option(
+    "--diag-listen <host:port>",
+    "diagnostics listener: /healthz (with the lock list's age), /readyz, /metrics",
+  )
   .action(async (opts: AgentFlags) => {
     const [{ runAgent, parseLabels }, { createLogger }] = await Promise.all([
       import("./agent/main.ts"),
@@ -130,6 +135,7 @@ program
       ...(opts.advertiseAddress ? { advertiseAddress: opts.advertiseAddress } : {}),
       ...(opts.labels ? { labels: parseLabels(opts.labels) } : {}),
       ...(opts.hostname ? { hostname: opts.hostname } : {}),
+      ...(opts.diagListen ? { diagListen: opts.diagListen } : {}),
     });
     const where = [
       ...(agent.ssh.port > 0 ? [`on ${agent.ssh.host}:${agent.ssh.port}`] : []),

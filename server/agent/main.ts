@@ -17,6 +17,7 @@ import { auditRequestOf, userOfKeyId } from "./audit.ts";
 import { agentAuthRoute, sameStoredRoute, storedRouteOf } from "./auth-target.ts";
 import { IDENTITY_FILE, loadIdentity, saveIdentity } from "./identity.ts";
 import { joinCluster } from "./join.ts";
+import { type AgentTrust, startAgentTrust } from "./locks.ts";
 import { SessionRecorder } from "./recorder.ts";
 import { AgentSshServer, type AgentSshServerOptions, type SessionSink } from "./ssh-server.ts";
 import {
@@ -65,6 +66,8 @@ export interface AgentOptions {
    * agent listens on no port and advertises no address (unless advertiseAddress says one).
    */
   tunnel?: AgentTunnelOptions;
+  /** diagnostics listener "host:port" (/healthz with the trust snapshot's age, /readyz, /metrics) */
+  diagListen?: string;
 }
 
 export type { AgentTunnelOptions };
@@ -82,6 +85,8 @@ export interface RunningAgent {
   authRoute: AuthRoute;
   /** true when this start redeemed a token */
   joined: boolean;
+  /** the WatchTrust feed and lock enforcement (docs/locks.md) */
+  trust: AgentTrust;
   /** sends one heartbeat now (also refreshes the user CA keys) */
   heartbeat(): Promise<void>;
   /** stops heartbeating, ends SSH connections, finishes pending uploads and audit events */
@@ -266,10 +271,14 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     },
   });
 
+  // Set after the first heartbeat; logins before it are decided by auth alone.
+  let trust: AgentTrust | undefined;
   const server = new AgentSshServer({
     hostKey: parseOpenSshPrivateKey(id.hostKeyOpenSsh).privateKey,
     hostCertificate: id.hostCertificate,
     trustedUserCaKeys: () => userCaKeys,
+    // Locks this node holds refuse at once; auth's AuthorizeSshLogin below is the second check.
+    refuseLocally: (q) => trust?.locks.check(q),
     // Fails closed: when auth cannot be asked, no new login is accepted (docs/rbac.md).
     authorizeLogin: async (q) => {
       try {
@@ -341,10 +350,12 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
       },
       md(),
     );
-    // The user CA may rotate: trust what auth publishes now (keep the old set on failure).
-    const pub = await callUnary(client, "GetPublicKeys", {}, md()).catch(() => undefined);
-    if (pub?.user_ca_ssh_public_keys && pub.user_ca_ssh_public_keys.length > 0)
-      userCaKeys = pub.user_ca_ssh_public_keys;
+    // The user CA may rotate: the trust snapshot carries its keys; polled only until one arrived.
+    if (!trust?.watcher.current()) {
+      const pub = await callUnary(client, "GetPublicKeys", {}, md()).catch(() => undefined);
+      if (pub?.user_ca_ssh_public_keys && pub.user_ca_ssh_public_keys.length > 0)
+        userCaKeys = pub.user_ca_ssh_public_keys;
+    }
     intervalMs = (opts.heartbeatIntervalSeconds ?? res.interval_seconds ?? 30) * 1000;
   };
   let intervalMs = (opts.heartbeatIntervalSeconds ?? 30) * 1000;
@@ -372,6 +383,19 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     if (!stopped) timer = setTimeout(() => void track(tick()), intervalMs);
   };
   await track(tick());
+  // After the first heartbeat (auth knows this node): locks and published CA keys, pushed.
+  trust = await startAgentTrust({
+    client: () => client,
+    metadata: md,
+    server,
+    nodeId: id.agentId,
+    clock,
+    logger: log,
+    ...(opts.diagListen !== undefined ? { diagListen: opts.diagListen } : {}),
+  });
+  trust.watcher.on("snapshot", (s) => {
+    if (s.publicKeys.user_ca_ssh_public_keys.length > 0) userCaKeys = s.publicKeys.user_ca_ssh_public_keys;
+  });
   // After the first heartbeat: the proxy admits only nodes auth knows.
   tunnel?.start();
   log.info({ agentId: id.agentId, ssh: bound, addresses }, "agent serving SSH");
@@ -384,10 +408,12 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     authRoute: route,
     ...(tunnel ? { tunnel } : {}),
     joined,
+    trust,
     heartbeat,
     async close() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      await trust?.close();
       await tunnel?.close();
       await server.close();
       // Let sessions that just ended finish uploading and auditing (bounded by their own timeouts).

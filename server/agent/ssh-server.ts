@@ -77,6 +77,11 @@ export interface AgentSshServerOptions {
    * there is deliberately no default, so a server cannot be built that skips it.
    */
   authorizeLogin: (req: LoginQuestion) => Promise<void>;
+  /**
+   * A local check before authorizeLogin (locks this node holds, server/agent/locks.ts): throws
+   * with the reason to refuse at once, without asking auth.
+   */
+  refuseLocally?: (req: LoginQuestion) => void;
   clock: Clock;
   logger: Logger;
   audit: (event: AgentSshAuditEvent) => void;
@@ -109,6 +114,19 @@ interface LoggedIn {
   dropPrivileges: boolean;
 }
 
+/** An authenticated connection as enforcement sees it (closeWhere). */
+export interface LiveLogin {
+  login: string;
+  keyId: string;
+  certificate: ParsedSshCertificate;
+  remoteAddress: string;
+}
+
+interface Live {
+  login: LiveLogin;
+  channels: Set<ServerChannel>;
+}
+
 /**
  * Which OS user a login may run as. Root may become anyone in passwd; any other agent only
  * serves its own user, since it cannot switch.
@@ -131,6 +149,8 @@ export class AgentSshServer {
   readonly #opts: AgentSshServerOptions;
   readonly #server: InstanceType<typeof ssh2.Server>;
   readonly #connections = new Set<Connection>();
+  /** authenticated connections with their open session channels */
+  readonly #live = new Map<Connection, Live>();
   #local = { host: "0.0.0.0", port: 0 };
 
   constructor(opts: AgentSshServerOptions) {
@@ -174,6 +194,36 @@ export class AgentSshServer {
     // A tunnel-only server never listened: close() would wait for a listener that never was.
     if (!this.#server.address()) return;
     await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+  }
+
+  /** The authenticated connections now. */
+  liveLogins(): LiveLogin[] {
+    return [...this.#live.values()].map((l) => l.login);
+  }
+
+  /**
+   * Ends every authenticated connection `pick` returns a message for. The message is written to
+   * each of its open sessions (stderr, so a terminal shows it) before the connection ends; the
+   * sessions' processes get SIGHUP as on any disconnect. Returns how many were ended.
+   */
+  closeWhere(pick: (login: LiveLogin) => string | undefined): number {
+    let n = 0;
+    for (const [conn, live] of this.#live) {
+      const message = pick(live.login);
+      if (message === undefined) continue;
+      n++;
+      this.#live.delete(conn);
+      const line = Buffer.from(`\r\n${message.replace(/[\r\n]+/g, " ")}\r\n`);
+      for (const ch of live.channels) {
+        try {
+          ch.stderr.write(line);
+        } catch {
+          // the channel was closing anyway
+        }
+      }
+      conn.end();
+    }
+    return n;
   }
 
   #onConnection(conn: Connection, remoteAddress: string, remotePort: number): void {
@@ -228,12 +278,19 @@ export class AgentSshServer {
         ctx.accept(); // "would you accept this key?": yes, now prove it
         return;
       }
-      o.authorizeLogin({
+      const question: LoginQuestion = {
         certificateLine: `${cert.certType} ${cert.blob.toString("base64")}`,
         certificate: cert,
         login: ctx.username,
         remoteAddress,
-      })
+      };
+      try {
+        o.refuseLocally?.(question);
+      } catch (err) {
+        refuse(ctx, err instanceof Error ? err.message : "login refused", cert.keyId);
+        return;
+      }
+      o.authorizeLogin(question)
         .then(() =>
           resolveLoginUser(
             ctx.username,
@@ -264,7 +321,25 @@ export class AgentSshServer {
         conn.end();
         return;
       }
-      conn.on("session", (accept) => this.#onSession(accept(), who, remoteAddress, remotePort));
+      const live: Live = {
+        login: { login: who.user.name, keyId: who.cert.keyId, certificate: who.cert, remoteAddress },
+        channels: new Set(),
+      };
+      this.#live.set(conn, live);
+      // A lock that arrived while auth was being asked: closed right away, not at the next snapshot.
+      try {
+        o.refuseLocally?.({
+          certificateLine: `${who.cert.certType} ${who.cert.blob.toString("base64")}`,
+          certificate: who.cert,
+          login: who.user.name,
+          remoteAddress,
+        });
+      } catch {
+        this.#live.delete(conn);
+        conn.end();
+        return;
+      }
+      conn.on("session", (accept) => this.#onSession(accept(), who, remoteAddress, remotePort, live));
       conn.on("tcpip", (_accept, reject) => reject());
       conn.on("openssh.streamlocal", (_accept, reject) => reject());
       conn.on("request", (_accept, reject) => reject?.());
@@ -275,10 +350,11 @@ export class AgentSshServer {
     conn.on("close", () => {
       clearTimeout(grace);
       this.#connections.delete(conn);
+      this.#live.delete(conn);
     });
   }
 
-  #onSession(session: Session, who: LoggedIn, remoteAddress: string, remotePort: number): void {
+  #onSession(session: Session, who: LoggedIn, remoteAddress: string, remotePort: number, live: Live): void {
     const o = this.#opts;
     const { cert, user } = who;
     let ptyReq: PtyRequest | undefined;
@@ -304,6 +380,8 @@ export class AgentSshServer {
 
     const run = (channel: ServerChannel, requested: string | undefined): void => {
       started = true;
+      live.channels.add(channel);
+      channel.once("close", () => live.channels.delete(channel));
       const forced = cert.criticalOptions["force-command"];
       const command = forced ?? requested;
       const sessionId = randomUUID();
