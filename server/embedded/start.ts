@@ -19,6 +19,7 @@ import { createLogger, type Logger } from "../logger.ts";
 import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
+import { startProxyTrust } from "../proxy/locks.ts";
 import { hostPortOf, ProxyPeering, peerAddressOf } from "../proxy/peering/peering.ts";
 import { recordingRoutes } from "../proxy/recordings-route.ts";
 import { GrpcAdminAuthApi } from "../proxy/routes/admin-api.ts";
@@ -195,6 +196,21 @@ export async function startEmbedded(
     // Nodes reach auth where svcd prints it (auth.advertise_addr, else the listen address).
     const agentAuthAddress = config.auth.advertise_addr ?? `${authListen.host}:${auth.port}`;
     const registry = createMetricsRegistry("svcd");
+    // Locks reach the proxy pushed (WatchTrust as the proxy): locked users' sessions and
+    // terminals are refused and closed here without asking auth (docs/locks.md).
+    const trust = startProxyTrust({
+      identity: () => ({
+        address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
+        serverName: "localhost",
+        caPems: [cas.hostCa.certPem],
+        certPem: proxyClient.certPem,
+        keyPem: proxyClient.keyPem,
+      }),
+      clock,
+      logger: logger.child({ component: "proxy-trust" }),
+      metrics: registry,
+    });
+    closers.push(() => trust.close());
     // Reverse tunnels (docs/tunnels.md): agents' TLS is checked against the host CA and the node
     // must still be registered here (a removed node's certificate outlives its record).
     const nodeRecords = new NodeStore({ backend, clock });
@@ -209,7 +225,7 @@ export async function startEmbedded(
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfig,
       tls: proxyTls,
-      authApi,
+      authApi: trust.locks.guardSessions(authApi),
       logger: logger.child({ component: "proxy" }),
       ready: () => source.synced(),
       resources: source,
@@ -221,7 +237,7 @@ export async function startEmbedded(
       metrics: registry,
       // The browser terminal (and `svc ssh`), recordings, the web UI, and the CLI routes.
       routes: [
-        terminalRoutes({ terminalAuth, clock, dialer: tunnels.dialer }),
+        terminalRoutes({ terminalAuth, clock, dialer: tunnels.dialer, locks: trust.locks }),
         recordingRoutes({ terminalAuth }),
         webRoutes(),
         passwordResetRoutes({ api: cliAuthApi }),

@@ -12,10 +12,11 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { createWebSocketStream, type WebSocket } from "ws";
 import { UnavailableError } from "../../core/errors.ts";
 import type { NodeInfo } from "./auth-client.ts";
+import type { ProxyLocks } from "./locks.ts";
 import { sessionOf } from "./plugins/session.ts";
 import type { TerminalAuthApi } from "./terminal-auth.ts";
 import { refuse } from "./terminal-bridge.ts";
-import { encodeControl } from "./terminal-protocol.ts";
+import { closeCodeOf, encodeControl } from "./terminal-protocol.ts";
 import type { NodeDialer } from "./tunnel/dialer.ts";
 
 export const DIAL_PATH = "/v1/webapi/ssh/dial";
@@ -72,6 +73,13 @@ export function awaitSshBanner(
   });
 }
 
+/** A WebSocket close reason is at most 123 bytes of UTF-8. */
+function closeReason(message: string): string {
+  let out = message;
+  while (Buffer.byteLength(out) > 123) out = out.slice(0, -1);
+  return out;
+}
+
 const DialQuery = Type.Object(
   {
     node: Type.String({ minLength: 1, maxLength: 253, description: "target node hostname" }),
@@ -95,6 +103,8 @@ export interface DialRouteDeps {
   requireOnline: (node: NodeInfo) => NodeInfo;
   /** takes one of the caller's terminal slots; returns the release */
   takeSlot: (request: FastifyRequest) => void;
+  /** closes the stream of a user a lock covers (server/proxy/locks.ts) */
+  locks?: Pick<ProxyLocks, "track">;
 }
 
 export function registerDialRoute(app: FastifyInstance, deps: DialRouteDeps): void {
@@ -151,6 +161,14 @@ export function registerDialRoute(app: FastifyInstance, deps: DialRouteDeps): vo
             sock.destroy();
             socket.close();
           });
+          const untrack = deps.locks?.track(sessionOf(request).info, (message) => {
+            // Binary frames carry the CLI's SSH stream now, so no error frame: the message rides
+            // in the close reason (at most 123 bytes); the node itself ends the SSH session too,
+            // with the message on the user's terminal.
+            socket.close(closeCodeOf("access_denied"), closeReason(message));
+            sock.destroy();
+          });
+          if (untrack) socket.once("close", untrack);
         } catch (err) {
           request.log.info(
             { err: err instanceof Error ? err.message : String(err), node: q.node },

@@ -26,6 +26,7 @@ import {
 import type { NodeInfo } from "./auth-client.ts";
 import { readCredential } from "./credentials.ts";
 import { registerDialRoute } from "./dial-route.ts";
+import type { ProxyLocks } from "./locks.ts";
 import { sessionOf } from "./plugins/session.ts";
 import type { TerminalAuthApi } from "./terminal-auth.ts";
 import {
@@ -57,6 +58,8 @@ export interface TerminalRouteOptions {
   onBridge?: (stats: BridgeStats) => void;
   /** how nodes are reached (tunnels, peers, addresses); default: their addresses over TCP */
   dialer?: NodeDialer;
+  /** closes a locked user's terminals and node streams (server/proxy/locks.ts) */
+  locks?: Pick<ProxyLocks, "track">;
 }
 
 export const TERMINAL_PATH = "/v1/webapi/ssh/connect";
@@ -213,6 +216,7 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
       authenticate,
       requireOnline: requireReachable,
       takeSlot,
+      ...(opts.locks ? { locks: opts.locks } : {}),
     });
 
     async function open(
@@ -329,6 +333,12 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
             );
             const stats = bridge(socket, channel, { limits, early, onEnd: () => c.end() });
             opts.onBridge?.(stats);
+            // A lock on this user ends the terminal with its message (at once if already locked).
+            const untrack = opts.locks?.track(sessionOf(request).info, (message) => {
+              refuse(socket, new AccessDeniedError(message));
+              c.end();
+            });
+            if (untrack) socket.once("close", untrack);
           } catch (err) {
             client?.end();
             request.log.info(

@@ -13,6 +13,7 @@ import { createLogger } from "../logger.ts";
 import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
+import { startProxyTrust } from "../proxy/locks.ts";
 import { hostPortOf, ProxyPeering, peerAddressOf } from "../proxy/peering/peering.ts";
 import { recordingRoutes } from "../proxy/recordings-route.ts";
 import { GrpcAdminAuthApi } from "../proxy/routes/admin-api.ts";
@@ -209,6 +210,21 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       }),
       logger: logger.child({ component: "proxy-tunnel" }),
     });
+    // Locks reach the proxy pushed (WatchTrust as the proxy, with the mounted identity, reloads
+    // included): locked users' sessions and terminals are refused and closed here (docs/locks.md).
+    const trust = startProxyTrust({
+      identity: () => ({
+        address: authAddr,
+        serverName,
+        caPems: [loaded.identity.caPem],
+        certPem: loaded.identity.clientCertPem,
+        keyPem: loaded.identity.clientKeyPem,
+      }),
+      clock,
+      logger: logger.child({ component: "proxy-trust" }),
+      metrics: registry,
+    });
+    closers.add(() => trust.close());
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfigFrom(config, SERVER_VERSION),
       tls: {
@@ -216,7 +232,7 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
         keyPem: loaded.identity.keyPem,
         ...(publicTls ? { sniCallback: publicTls.sniCallback } : {}),
       },
-      authApi: forwarding(() => current().authApi),
+      authApi: trust.locks.guardSessions(forwarding(() => current().authApi)),
       logger,
       ready: () => (source?.synced() ?? false) && sourceFresh(config, source ?? {}),
       resources: source,
@@ -228,6 +244,7 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
           terminalAuth: forwarding(() => current().terminalAuth),
           clock,
           dialer: tunnels.dialer,
+          locks: trust.locks,
         }),
         recordingRoutes({ terminalAuth: forwarding(() => current().terminalAuth) }),
         webRoutes(),

@@ -1,0 +1,219 @@
+// Locks enforced at the proxy (docs/locks.md, "Enforcement at nodes and proxies"): a locked
+// user's web session is refused from the last trust snapshot, without a round trip to auth when
+// the proxy has seen that session before, and their open browser terminals and `svc ssh` node
+// streams are closed with the lock's message as soon as the snapshot naming the lock arrives.
+import { createHash } from "node:crypto";
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { Clock } from "../../core/clock.ts";
+import { AccessDeniedError } from "../../core/errors.ts";
+import { type LockRecord, type LockSubject, lockCovering } from "../../core/locks/lock.ts";
+import { type AuthServiceClient, agentMetadata, createAuthClient } from "../auth/client.ts";
+import { TrustWatcher } from "../trust/watcher.ts";
+import type { AuthApi, SessionInfo } from "./auth-client.ts";
+import { proxyCallerId } from "./tunnel/registration.ts";
+
+/** Sessions whose user the proxy remembers (oldest forgotten first); only a fast path. */
+const REMEMBERED_SESSIONS = 10_000;
+
+/** Something open for a user (a terminal, a node stream) that the proxy can end with a message. */
+interface Tracked {
+  subject: LockSubject;
+  close: (message: string) => void;
+}
+
+export function lockedMessage(lock: LockRecord, user: string): string {
+  const base = `user ${JSON.stringify(user)} is locked`;
+  return lock.message ? `${base}: ${lock.message}` : `${base} (lock ${lock.name})`;
+}
+
+const subjectOf = (info: Pick<SessionInfo, "username" | "roles">): LockSubject => ({
+  user: info.username,
+  roles: info.roles,
+});
+
+/** The session id is a bearer secret: the proxy keeps only a digest of it. */
+const sessionKey = (sessionId: string): string => createHash("sha256").update(sessionId).digest("base64url");
+
+export interface ProxyLocksOptions {
+  watcher: TrustWatcher;
+  clock: Clock;
+  logger: Logger;
+}
+
+export class ProxyLocks {
+  readonly #o: ProxyLocksOptions;
+  readonly #sessions = new Map<string, LockSubject>();
+  readonly #open = new Set<Tracked>();
+  readonly #onSnapshot = (): void => {
+    this.enforce();
+  };
+
+  constructor(o: ProxyLocksOptions) {
+    this.#o = o;
+    o.watcher.on("snapshot", this.#onSnapshot);
+  }
+
+  #covering(subject: LockSubject): LockRecord | undefined {
+    const locks = this.#o.watcher.current()?.locks;
+    if (!locks || locks.length === 0) return undefined;
+    return lockCovering(locks, subject, this.#o.clock.now());
+  }
+
+  /** Throws AccessDeniedError with the lock's message when a lock covers this session's user. */
+  check(info: Pick<SessionInfo, "username" | "roles">): void {
+    const lock = this.#covering(subjectOf(info));
+    if (lock) throw new AccessDeniedError(lockedMessage(lock, info.username));
+  }
+
+  /**
+   * The session check with locks in front: a session whose user the proxy already knows is
+   * refused at once when locked, auth is not asked; any other is checked on auth's answer.
+   * The session itself is left alone (the cookie stays): when the lock goes, it works again.
+   */
+  guardSessions(api: AuthApi): AuthApi {
+    const getSession = async (sessionId: string): Promise<SessionInfo> => {
+      const key = sessionKey(sessionId);
+      const known = this.#sessions.get(key);
+      if (known?.user !== undefined) {
+        const lock = this.#covering(known);
+        if (lock) throw new AccessDeniedError(lockedMessage(lock, known.user));
+      }
+      const info = await api.getSession(sessionId);
+      this.#sessions.delete(key);
+      this.#sessions.set(key, subjectOf(info));
+      if (this.#sessions.size > REMEMBERED_SESSIONS) {
+        const oldest = this.#sessions.keys().next().value;
+        if (oldest !== undefined) this.#sessions.delete(oldest);
+      }
+      this.check(info);
+      return info;
+    };
+    return new Proxy(api, {
+      get(target, prop) {
+        if (prop === "getSession") return getSession;
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  /**
+   * Registers something open for this session's user; `close` is called (once) with the message
+   * when a lock covers them, at once if one does already. Returns the release for when it ends.
+   */
+  track(info: Pick<SessionInfo, "username" | "roles">, close: (message: string) => void): () => void {
+    const subject = subjectOf(info);
+    let done = false;
+    const entry: Tracked = {
+      subject,
+      close: (message) => {
+        if (done) return;
+        done = true;
+        this.#open.delete(entry);
+        close(message);
+      },
+    };
+    const lock = this.#covering(subject);
+    if (lock) {
+      entry.close(lockedMessage(lock, info.username));
+      return () => {};
+    }
+    this.#open.add(entry);
+    return () => {
+      done = true;
+      this.#open.delete(entry);
+    };
+  }
+
+  /** Open terminals and node streams now. */
+  get openCount(): number {
+    return this.#open.size;
+  }
+
+  /** Closes everything open that a lock covers now; returns how many. */
+  enforce(): number {
+    let n = 0;
+    for (const t of [...this.#open]) {
+      const lock = this.#covering(t.subject);
+      if (!lock) continue;
+      n++;
+      t.close(lockedMessage(lock, t.subject.user ?? ""));
+    }
+    if (n > 0) this.#o.logger.info({ closed: n }, "terminals of locked users closed");
+    return n;
+  }
+
+  close(): void {
+    this.#o.watcher.off("snapshot", this.#onSnapshot);
+  }
+}
+
+/** The proxy's client identity toward auth (the mounted or issued one; may be reloaded). */
+export interface ProxyTrustIdentity {
+  address: string;
+  serverName?: string;
+  caPems: readonly string[];
+  certPem: string;
+  keyPem: string;
+}
+
+export interface ProxyTrust {
+  watcher: TrustWatcher;
+  locks: ProxyLocks;
+  close(): Promise<void>;
+}
+
+/**
+ * The proxy's trust feed: WatchTrust as "proxy:<name>" (its client certificate's name), with a
+ * client rebuilt when the identity changes, and lock enforcement on it. Metrics under
+ * svc_proxy_trust_* in `metrics`.
+ */
+export function startProxyTrust(o: {
+  identity: () => ProxyTrustIdentity;
+  clock: Clock;
+  logger: Logger;
+  metrics?: Registry;
+}): ProxyTrust {
+  let cached: { certPem: string; client: AuthServiceClient; callerId: string } | undefined;
+  const retired: AuthServiceClient[] = [];
+  const current = (): { client: AuthServiceClient; callerId: string } => {
+    const id = o.identity();
+    if (cached?.certPem !== id.certPem) {
+      // The old client's stream is cancelled by the watcher's reconnect; closed at the end.
+      if (cached) retired.push(cached.client);
+      cached = {
+        certPem: id.certPem,
+        callerId: proxyCallerId(id.certPem),
+        client: createAuthClient({
+          address: id.address,
+          caPems: [...id.caPems],
+          certPem: id.certPem,
+          keyPem: id.keyPem,
+          ...(id.serverName ? { serverName: id.serverName } : {}),
+        }),
+      };
+    }
+    return cached;
+  };
+  const watcher = new TrustWatcher({
+    client: () => current().client,
+    metadata: () => agentMetadata(current().callerId),
+    clock: o.clock,
+    logger: o.logger,
+    ...(o.metrics ? { metrics: o.metrics } : {}),
+    component: "proxy",
+  });
+  const locks = new ProxyLocks({ watcher, clock: o.clock, logger: o.logger });
+  watcher.start();
+  return {
+    watcher,
+    locks,
+    async close() {
+      locks.close();
+      await watcher.close();
+      cached?.client.close();
+      for (const c of retired.splice(0)) c.close();
+    },
+  };
+}
