@@ -78,7 +78,13 @@ export class AgentLocks {
   /** SSH server hook (refuseLocally): throws for a locked identity or a locked node. */
   check = (q: LoginQuestion): void => {
     const lock = this.covering(q.certificate);
-    if (lock) throw new AccessDeniedError(lockMessage(lock));
+    if (!lock) return;
+    // Logged here too: while auth is unreachable the audit event cannot be delivered.
+    this.#o.logger.info(
+      { lock: lock.name, keyId: q.certificate.keyId, login: q.login, remoteAddress: q.remoteAddress },
+      "login refused: locked",
+    );
+    throw new AccessDeniedError(lockMessage(lock));
   };
 
   /** Ends every live connection a lock covers now; returns how many. */

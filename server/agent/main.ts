@@ -357,6 +357,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
         userCaKeys = pub.user_ca_ssh_public_keys;
     }
     intervalMs = (opts.heartbeatIntervalSeconds ?? res.interval_seconds ?? 30) * 1000;
+    trust?.watcher.reconnectNow();
   };
   let intervalMs = (opts.heartbeatIntervalSeconds ?? 30) * 1000;
   let stopped = false;

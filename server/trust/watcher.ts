@@ -35,7 +35,7 @@ export interface TrustWatcherOptions {
   metrics?: Registry;
   /** metric name prefix: svc_<component>_trust_...; default "agent" */
   component?: string;
-  /** reconnect backoff: first delay and cap (ms); defaults 250 ms and 30 s */
+  /** reconnect backoff: first delay and cap (ms); defaults 250 ms and 15 s (a keepalive) */
   backoff?: { initialMs: number; maxMs: number };
 }
 
@@ -145,6 +145,18 @@ export class TrustWatcher extends EventEmitter<TrustWatcherEvents> {
     this.#drop();
   }
 
+  /**
+   * Auth answered another call just now: if the stream is down, reconnect at once instead of at
+   * the end of the backoff (a node whose own lock was lifted is let back in at its next heartbeat).
+   */
+  reconnectNow(): void {
+    if (this.#stopped || this.#call || this.#retry === undefined) return;
+    clearTimeout(this.#retry);
+    this.#retry = undefined;
+    this.#attempt = 0;
+    this.#open();
+  }
+
   current(): TrustSnapshotView | undefined {
     return this.#current;
   }
@@ -235,13 +247,16 @@ export class TrustWatcher extends EventEmitter<TrustWatcherEvents> {
     this.#reconnects?.inc();
     // Capped exponential backoff with full jitter: a fleet that lost auth together does not
     // come back in lockstep.
-    const { initialMs, maxMs } = this.#o.backoff ?? { initialMs: 250, maxMs: 30_000 };
+    const { initialMs, maxMs } = this.#o.backoff ?? { initialMs: 250, maxMs: 15_000 };
     const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(this.#attempt, 20));
     this.#attempt++;
     const delayMs = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
     this.#o.logger.debug({ err: err.message, delayMs }, "trust stream down; reconnecting");
     clearTimeout(this.#retry);
-    this.#retry = setTimeout(() => this.#open(), delayMs);
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.#open();
+    }, delayMs);
     this.#retry.unref();
   }
 
