@@ -11,10 +11,10 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AuthServiceClient, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
 import { type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
 import { type RunningSshd, startSshd } from "./harness/sshd.ts";
+import { type RotationPlatform, startRotationPlatform } from "./rotation-fixture.ts";
 
 const execFileP = promisify(execFile);
 const STEP = 300_000;
@@ -70,19 +70,11 @@ class LiveSession {
 
 describe("CA rotation with real OpenSSH on both sides and open sessions", () => {
   let dir = "";
-  let dataDir = "";
-  let ports: { auth: number; proxy: number; diag: number; node: number; sshd: number };
-  let proxy = "";
-  let caFile = "";
-  let platform: Daemon | undefined;
+  let p: RotationPlatform | undefined;
   let agent: Daemon | undefined;
   let sshd: RunningSshd | undefined;
   let stale: RunningSshd | undefined;
-  let adminEnv: NodeJS.ProcessEnv;
   let aliceEnv: NodeJS.ProcessEnv;
-  let admin: AuthServiceClient | undefined;
-  let adminSession = "";
-  let caPin = "";
   let hostKeyPath = "";
   let agentlessOut = "";
   let tokenCount = 0;
@@ -90,9 +82,13 @@ describe("CA rotation with real OpenSSH on both sides and open sessions", () => 
   const agentNode: Node = { name: "node1", port: 0 };
   const sshdNode: Node = { name: "legacy", port: 0 };
 
-  const svc = (args: string[], env: NodeJS.ProcessEnv): Promise<RunResult> => run("svc", args, { env });
-  const svcctl = (args: string[]): Promise<RunResult> =>
-    run("svcctl", ["--auth", `127.0.0.1:${ports.auth}`, ...args], { env: adminEnv });
+  const platform = (): RotationPlatform => {
+    if (!p) throw new Error("no platform");
+    return p;
+  };
+  const svc = (args: string[], env: NodeJS.ProcessEnv): Promise<RunResult> => platform().svc(args, env);
+  const rotate = (type: string, phase: string) => platform().rotate(type, phase);
+  const publicKeys = () => platform().publicKeys();
 
   async function ok(r: Promise<RunResult>): Promise<RunResult> {
     const res = await r;
@@ -100,24 +96,18 @@ describe("CA rotation with real OpenSSH on both sides and open sessions", () => 
     return res;
   }
 
-  async function newToken(): Promise<{ token: string; ca_pin: string }> {
-    const add = await ok(svcctl(["tokens", "add", "--name", `rot${++tokenCount}`, "--ttl", "30m", "--json"]));
-    return json<{ token: string; ca_pin: string }>(add);
-  }
-
   /** `svcd agentless` for the sshd: the first run registers it, later runs re-issue its files. */
   async function agentless(): Promise<void> {
-    const t = await newToken();
-    caPin = t.ca_pin;
+    const token = await platform().nodeToken(`sshd-${++tokenCount}`);
     await ok(
       run("svcd", [
         "agentless",
         "--auth",
-        `127.0.0.1:${ports.auth}`,
-        "--ca-pin",
-        caPin,
+        `127.0.0.1:${platform().ports.auth}`,
+        "--ca-file",
+        platform().caFile,
         "--token",
-        t.token,
+        token,
         "--hostname",
         sshdNode.name,
         "--address",
@@ -228,21 +218,6 @@ describe("CA rotation with real OpenSSH on both sides and open sessions", () => 
     return why;
   }
 
-  async function rotate(type: string, phase: string) {
-    if (!admin) throw new Error("no admin client");
-    return callUnary(
-      admin,
-      "RotateCertAuthority",
-      { type, phase, mode: "manual", grace_period_seconds: 0, force: phase === "standby" },
-      userMetadata(adminSession),
-    );
-  }
-
-  async function publicKeys() {
-    if (!admin) throw new Error("no admin client");
-    return callUnary(admin, "GetPublicKeys", {});
-  }
-
   /** "SHA256:..." of the CA that signed an OpenSSH certificate file. */
   async function signingCa(certificatePath: string): Promise<string> {
     const text = (await execFileP("ssh-keygen", ["-L", "-f", certificatePath])).stdout;
@@ -272,100 +247,25 @@ describe("CA rotation with real OpenSSH on both sides and open sessions", () => 
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), "svc-rotation-e2e-"));
-    dataDir = join(dir, "data");
-    ports = {
-      auth: await freePort(),
-      proxy: await freePort(),
-      diag: await freePort(),
-      node: await freePort(),
-      sshd: await freePort(),
-    };
-    agentNode.port = ports.node;
-    sshdNode.port = ports.sshd;
-    proxy = `127.0.0.1:${ports.proxy}`;
-    caFile = join(dataDir, "host-ca.pem");
-    adminEnv = { SVC_HOME: join(dir, "admin-home"), SVC_DATA_DIR: dataDir };
-    aliceEnv = { SVC_HOME: join(dir, "alice-home") };
-    platform = spawnDaemon(
-      [
-        "start",
-        "--auth-listen",
-        `127.0.0.1:${ports.auth}`,
-        "--proxy-listen",
-        proxy,
-        "--diag-listen",
-        `127.0.0.1:${ports.diag}`,
-      ],
-      { SVC_DATA_DIR: dataDir, SVC_ADMIN_PASSWORD_FILE: "" },
-    );
-    await waitFor(
-      () => platform?.output().includes("svc is running") || platform?.child.exitCode !== null,
-      "svcd start",
-    );
-    expect(platform.child.exitCode, platform.output()).toBeNull();
-    const reset = /--reset-token (\S+)/.exec(platform.output())?.[1] ?? "";
-    await writeFile(join(dir, "admin-pw"), "admin-password-for-tests\n");
-    await ok(
-      svc(
-        [
-          "login",
-          "--proxy",
-          proxy,
-          "--ca",
-          caFile,
-          "--reset-token",
-          reset,
-          "--password-file",
-          join(dir, "admin-pw"),
-        ],
-        adminEnv,
-      ),
-    );
-    adminSession = String(
-      JSON.parse(await readFile(join(dir, "admin-home", "profile.json"), "utf8")).session_id,
-    );
-    admin = createAuthClient({
-      address: `127.0.0.1:${ports.auth}`,
-      caPems: [await readFile(caFile, "utf8")],
-    });
-
-    const add = await ok(
-      svcctl(["users", "add", "alice", "--roles", "access", "--logins", "alice,root", "--json"]),
-    );
-    await writeFile(join(dir, "alice-pw"), "alice-password-for-tests\n");
-    await ok(
-      svc(
-        [
-          "login",
-          "--proxy",
-          proxy,
-          "--ca",
-          caFile,
-          "--reset-token",
-          json<{ reset_token: string }>(add).reset_token,
-          "--password-file",
-          join(dir, "alice-pw"),
-        ],
-        aliceEnv,
-      ),
-    );
-
-    const t = await newToken();
+    p = await startRotationPlatform(dir);
+    agentNode.port = await freePort();
+    sshdNode.port = await freePort();
+    aliceEnv = await p.addUser("alice", ["alice", "root"]);
     agent = spawnDaemon(
       [
         "agent",
         "--auth",
-        `127.0.0.1:${ports.auth}`,
-        "--ca-pin",
-        t.ca_pin,
+        `127.0.0.1:${p.ports.auth}`,
+        "--ca-file",
+        p.caFile,
         "--token",
-        t.token,
+        await p.nodeToken("agent-1"),
         "--data-dir",
         join(dir, "agent"),
         "--listen",
-        `127.0.0.1:${ports.node}`,
+        `127.0.0.1:${agentNode.port}`,
         "--advertise-address",
-        `127.0.0.1:${ports.node}`,
+        `127.0.0.1:${agentNode.port}`,
         "--hostname",
         agentNode.name,
       ],
@@ -385,17 +285,16 @@ describe("CA rotation with real OpenSSH on both sides and open sessions", () => 
       .filter(Boolean);
     sshd = await startSshd({
       hostKey: { privatePath: hostKeyPath, publicLine: await readFile(`${hostKeyPath}.pub`, "utf8") },
-      extraConfig: [`Port ${ports.sshd}`, ...sshdConfig],
+      extraConfig: [`Port ${sshdNode.port}`, ...sshdConfig],
     });
   }, 300_000);
 
   afterAll(async () => {
     for (const s of live) await s.close();
-    admin?.close();
     await stale?.stop();
     await sshd?.stop();
     await agent?.stop();
-    await platform?.stop();
+    await p?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
