@@ -45,11 +45,12 @@ export function operatorRules(leaseName: string): PolicyRule[] {
 export function authRules(proxyIdentitySecret: string, firstAdminSecret: string): PolicyRule[] {
   return [
     { apiGroups: [API_GROUP], resources: plurals, verbs: ["get", "list", "watch"] },
-    // The admin RPCs (svcctl users/tokens/agent-identities) write these kinds for the caller
-    // after auth's own access decision; Roles and Connectors stay GitOps-only (kubectl).
+    // The admin RPCs (svcctl users/tokens/agent-identities/lock) write these kinds for the caller
+    // after auth's own access decision, and auth deletes expired Locks; Roles and Connectors stay
+    // GitOps-only (kubectl).
     {
       apiGroups: [API_GROUP],
-      resources: ["users", "jointokens", "agentidentities"],
+      resources: ["users", "jointokens", "agentidentities", "locks"],
       verbs: ["create", "update", "delete"],
     },
     {

@@ -60,6 +60,12 @@ export function examples(): Record<ResourceKind, Manifest> {
       metadata: { name: "ci-bot" },
       spec: { roles: ["dev"], cert_ttl: "2h", renewal: { fraction: 0.3 } },
     },
+    Lock: {
+      apiVersion: V,
+      kind: "Lock",
+      metadata: { name: "lock-mallory" },
+      spec: { target: { user: "mallory" }, message: "investigating", expires: "2030-01-01T00:00:00Z" },
+    },
   };
 }
 

@@ -34,6 +34,7 @@ export {
   type JoinToken,
   type KindInfo,
   kindInfo,
+  type Lock,
   type PrinterColumn,
   RESOURCE_KINDS,
   type ResourceKind,
@@ -43,6 +44,14 @@ export {
   SVC_CATEGORY,
   type User,
 } from "./kinds.ts";
+export {
+  LOCK_TARGET_FIELDS,
+  type LockSpec,
+  type LockStatus,
+  type LockTargetField,
+  type LockTargetSpec,
+  lockTargetField,
+} from "./lock.ts";
 export {
   API_GROUP,
   API_VERSION,

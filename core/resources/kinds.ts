@@ -1,13 +1,14 @@
-// The five kinds: full object schemas, TypeScript types and what the CRD generator needs.
+// The kinds: full object schemas, TypeScript types and what the CRD generator needs.
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { AgentIdentitySpecSchema, AgentIdentityStatusSchema } from "./agent-identity.ts";
 import { ConnectorSpecSchema, ConnectorStatusSchema } from "./connector.ts";
 import { JoinTokenSpecSchema, JoinTokenStatusSchema } from "./join-token.ts";
+import { LockSpecSchema, LockStatusSchema } from "./lock.ts";
 import { API_VERSION, DNS_SUBDOMAIN_MAX, metadataSchema, USER_NAME_MAX } from "./meta.ts";
 import { RoleSpecSchema, RoleStatusSchema } from "./role.ts";
 import { UserSpecSchema, UserStatusSchema } from "./user.ts";
 
-export const RESOURCE_KINDS = ["Role", "User", "Connector", "JoinToken", "AgentIdentity"] as const;
+export const RESOURCE_KINDS = ["Role", "User", "Connector", "JoinToken", "AgentIdentity", "Lock"] as const;
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 
 /**
@@ -55,11 +56,14 @@ export const AgentIdentitySchema = resourceSchema(
   DNS_SUBDOMAIN_MAX,
 );
 
+export const LockSchema = resourceSchema("Lock", LockSpecSchema, LockStatusSchema, DNS_SUBDOMAIN_MAX);
+
 export type Role = Static<typeof RoleSchema>;
 export type User = Static<typeof UserSchema>;
 export type Connector = Static<typeof ConnectorSchema>;
 export type JoinToken = Static<typeof JoinTokenSchema>;
 export type AgentIdentity = Static<typeof AgentIdentitySchema>;
+export type Lock = Static<typeof LockSchema>;
 
 export interface ResourceTypes {
   Role: Role;
@@ -67,6 +71,7 @@ export interface ResourceTypes {
   Connector: Connector;
   JoinToken: JoinToken;
   AgentIdentity: AgentIdentity;
+  Lock: Lock;
 }
 export type ResourceOf<K extends ResourceKind> = ResourceTypes[K];
 export type AnyResource = ResourceTypes[ResourceKind];
@@ -188,6 +193,26 @@ export const kindInfo: { readonly [K in ResourceKind]: KindInfo & { kind: K } } 
     schema: AgentIdentitySchema,
     specSchema: AgentIdentitySpecSchema,
     statusSchema: AgentIdentityStatusSchema,
+  },
+  Lock: {
+    kind: "Lock",
+    plural: "locks",
+    singular: "lock",
+    shortNames: ["svclock"],
+    categories: [SVC_CATEGORY],
+    printerColumns: [
+      { name: "User", type: "string", jsonPath: ".spec.target.user" },
+      { name: "Role", type: "string", jsonPath: ".spec.target.role" },
+      { name: "Bot", type: "string", jsonPath: ".spec.target.bot" },
+      { name: "Node", type: "string", jsonPath: ".spec.target.node" },
+      { name: "Expires", type: "string", jsonPath: ".spec.expires" },
+      { name: "Message", type: "string", jsonPath: ".spec.message", priority: 1 },
+      AGE,
+    ],
+    nameMaxLength: DNS_SUBDOMAIN_MAX,
+    schema: LockSchema,
+    specSchema: LockSpecSchema,
+    statusSchema: LockStatusSchema,
   },
 };
 

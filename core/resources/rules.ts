@@ -3,6 +3,7 @@
 import { parseDuration } from "../duration.ts";
 import { MAX_CERT_TTL } from "./agent-identity.ts";
 import type { AnyResource, Connector, JoinToken } from "./kinds.ts";
+import { LOCK_TARGET_FIELDS, lockTargetField } from "./lock.ts";
 
 function secretRefProblems(c: Connector): string[] {
   const ref = c.spec.client_secret_ref;
@@ -70,6 +71,10 @@ export function ruleProblems(resource: AnyResource): string[] {
       return durationProblem("spec.options.max_session_ttl", resource.spec.options?.max_session_ttl);
     case "User":
       return [];
+    case "Lock":
+      return (LOCK_TARGET_FIELDS as readonly string[]).includes(lockTargetField(resource.spec.target))
+        ? []
+        : [lockTargetField(resource.spec.target)];
   }
 }
 

@@ -77,6 +77,12 @@ function valid(): Record<string, Record<string, unknown>> {
         ],
       },
     },
+    Lock: {
+      apiVersion: V,
+      kind: "Lock",
+      metadata: { name: "lock-mallory" },
+      spec: { target: { user: "mallory" }, message: "investigating", expires: "2030-01-01T00:00:00Z" },
+    },
   };
 }
 
@@ -275,6 +281,15 @@ const invalid: Mutation[] = [
     "spec.renewal.fraction",
   ],
   ["AgentIdentity", "no roles", (o) => (spec(o)["roles"] = []), "spec.roles"],
+  ["Lock", "no target", (o) => (spec(o)["target"] = {}), "spec.target: names exactly one"],
+  [
+    "Lock",
+    "two targets",
+    (o) => (spec(o)["target"] = { user: "mallory", node: "n1" }),
+    "spec.target: names exactly one",
+  ],
+  ["Lock", "unknown target", (o) => (spec(o)["target"] = { team: "x" }), "spec.target"],
+  ["Lock", "expiry without zone", (o) => (spec(o)["expires"] = "2030-01-01T00:00:00"), "spec.expires"],
   [
     "AgentIdentity",
     "bad condition status",

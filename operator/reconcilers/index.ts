@@ -4,6 +4,7 @@ import { reconcileAgentIdentity } from "./agent-identity.ts";
 import type { Reconciler } from "./common.ts";
 import { reconcileConnector } from "./connector.ts";
 import { reconcileJoinToken } from "./join-token.ts";
+import { reconcileLock } from "./lock.ts";
 import { reconcileRole } from "./role.ts";
 import { reconcileUser } from "./user.ts";
 
@@ -13,6 +14,7 @@ export const reconcilers: { readonly [K in ResourceKind]: Reconciler } = {
   Connector: reconcileConnector,
   JoinToken: reconcileJoinToken,
   AgentIdentity: reconcileAgentIdentity,
+  Lock: reconcileLock,
 };
 
 export type { ReconcileContext, Reconciler } from "./common.ts";
