@@ -417,6 +417,45 @@ describe("CA rotation with real OpenSSH on both sides and open sessions", () => 
   );
 
   it(
+    "svc login learns every trusted host CA (profile PEMs, the default known_hosts) and drops the removed ones",
+    async () => {
+      const pems = async () =>
+        (
+          String(
+            JSON.parse(await readFile(join(String(aliceEnv.SVC_HOME), "profile.json"), "utf8")).ca_pem,
+          ).match(/-----BEGIN CERTIFICATE-----/g) ?? []
+        ).length;
+      const relogin = () =>
+        ok(svc(["login", "--user", "alice", "--password-file", join(dir, "alice-pw")], aliceEnv));
+      // The default folder: svc login keeps its known_hosts up to date.
+      await ok(svc(["certs", "--ttl", "1h", "--json"], aliceEnv));
+      const knownHosts = join(String(aliceEnv.SVC_HOME), "keys", "known_hosts");
+      expect(caLines(await readFile(knownHosts, "utf8"))).toHaveLength(1);
+      await relogin();
+      expect(await pems()).toBe(1);
+
+      await rotate("host_x509", "init");
+      await rotate("host_ssh", "init");
+      const login = await relogin();
+      expect(login.stderr).not.toMatch(/not refreshed/);
+      expect(await pems()).toBe(2);
+      expect(caLines(await readFile(knownHosts, "utf8"))).toHaveLength(2);
+      // The profile still verifies the proxy (svc status goes through it).
+      await ok(svc(["status"], aliceEnv));
+
+      await rotate("host_x509", "rollback");
+      await rotate("host_x509", "standby");
+      await rotate("host_ssh", "rollback");
+      await rotate("host_ssh", "standby");
+      await relogin();
+      expect(await pems()).toBe(1);
+      expect(caLines(await readFile(knownHosts, "utf8"))).toHaveLength(1);
+      await ok(svc(["status"], aliceEnv));
+    },
+    STEP,
+  );
+
+  it(
     "rollback: init -> rollback -> standby leaves the original user CA signing and the original certificates working",
     async () => {
       const before = await certs("keys-rb-0");
