@@ -2,18 +2,22 @@
 // directly (the embedded data folder's ca/, or the CA Secrets in Kubernetes) without creating
 // anything: a store without the CA is an error, never a fresh CA. The app-jwt output is the JWKS
 // that the proxy serves at /workload-identity/app-jwt-jwks.json (same keys, same fields).
+// `--type krl` is the exception: the revocation list lives in auth (locks, issued certificates),
+// so it is asked for with the admin's session (ExportKrl) and written as-is (binary).
 import { access } from "node:fs/promises";
 import { isAbsolute, join, resolve } from "node:path";
+import { writeFileAtomic } from "../core/atomic-file.ts";
 import { CertificateAuthorities } from "../core/ca/authorities.ts";
 import { type CaKeyStore, FileCaKeyStore } from "../core/ca/key-store.ts";
 import { knownHostsCertAuthority } from "../core/certs/key-ids.ts";
 import { systemClock } from "../core/clock.ts";
 import { NotFoundError } from "../core/errors.ts";
 import { loadConfigFile } from "../server/config.ts";
+import { type AdminConnectionOptions, withAdmin } from "./auth-grpc.ts";
 import { CliError, EXIT } from "./exit-codes.ts";
 import { printJson } from "./output.ts";
 
-export const EXPORT_TYPES = ["app-jwt", "user-ca", "host-ca"] as const;
+export const EXPORT_TYPES = ["app-jwt", "user-ca", "host-ca", "krl"] as const;
 export type ExportType = (typeof EXPORT_TYPES)[number];
 
 /** A store that can only read: loading must never mint a CA on an admin's laptop. */
@@ -32,8 +36,10 @@ class ReadOnlyCaStore implements CaKeyStore {
   }
 }
 
-export interface ExportOptions {
+export interface ExportOptions extends AdminConnectionOptions {
   type?: string;
+  /** krl: write the file here (atomically, mode 0644) instead of stdout */
+  out?: string;
   dataDir?: string;
   kubeconfig?: string;
   namespace?: string;
@@ -93,11 +99,33 @@ async function secretStore(o: ExportOptions): Promise<{ store: CaKeyStore; where
   };
 }
 
+/**
+ * The KRL auth builds from the locks in force (docs/locks.md "Agentless nodes (KRL)"). With --out
+ * the file is replaced atomically, so an sshd reading it through RevokedKeys never sees half of it.
+ */
+async function exportKrl(o: ExportOptions): Promise<void> {
+  const res = await withAdmin(o, (c) => c.call("ExportKrl", {}));
+  const krl = Buffer.from(res.krl);
+  if (o.out) {
+    await writeFileAtomic(o.out, krl, 0o644);
+    if (o.json) printJson({ type: "krl", out: o.out, bytes: krl.length, digest: res.digest });
+    return;
+  }
+  if (o.json) throw new CliError("--type krl --json needs --out (the KRL itself is binary)", EXIT.usage);
+  if (process.stdout.isTTY)
+    throw new CliError("the KRL is binary: redirect stdout to a file, or pass --out <file>", EXIT.usage);
+  await new Promise<void>((resolve, reject) =>
+    process.stdout.write(krl, (err) => (err ? reject(err) : resolve())),
+  );
+}
+
 export async function exportCa(o: ExportOptions): Promise<void> {
   const type = o.type as ExportType;
   if (!EXPORT_TYPES.includes(type)) {
     throw new CliError(`--type must be one of ${EXPORT_TYPES.join(", ")}`, EXIT.usage);
   }
+  if (type === "krl") return exportKrl(o);
+  if (o.out) throw new CliError("--out is for --type krl", EXIT.usage);
   const { store, where, cluster } = o.kubeconfig
     ? { ...(await secretStore(o)), cluster: undefined }
     : await fileStore(o.dataDir);

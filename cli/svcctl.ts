@@ -134,8 +134,11 @@ export function svcctlProgram(): Command {
 
   program
     .command("export")
-    .description("print public CA material, offline, from the CA store (data folder or Kubernetes Secrets)")
+    .description(
+      "print public CA material, offline, from the CA store (data folder or Kubernetes Secrets); --type krl asks auth for the OpenSSH revocation list",
+    )
     .addOption(new Option("--type <type>", "what to export").choices(EXPORT_TYPES).makeOptionMandatory())
+    .option("--out <file>", "krl: write the KRL to this file (atomically, mode 0644) instead of stdout")
     .option("--data-dir <dir>", "embedded data folder (default: $SVC_DATA_DIR, else ./data)")
     .option("--kubeconfig <file>", "read the CA Secrets from Kubernetes instead")
     .option("--namespace <ns>", "namespace of auth's CA Secrets (with --kubeconfig)")

@@ -31,6 +31,7 @@ interface AgentFlags {
   labels?: string;
   hostname?: string;
   diagListen?: string;
+  krlFile?: string;
 }
 
 // Agents, bots and agentless registration reach auth one of two ways (server/agent/auth-target.ts).
@@ -114,6 +115,10 @@ program
     "--diag-listen <host:port>",
     "diagnostics listener: /healthz (with the lock list's age), /readyz, /metrics",
   )
+  .option(
+    "--krl-file <path>",
+    "keep the cluster's OpenSSH revocation list (KRL) in this file, for a local sshd's RevokedKeys",
+  )
   .action(async (opts: AgentFlags) => {
     const [{ runAgent, parseLabels }, { createLogger }] = await Promise.all([
       import("./agent/main.ts"),
@@ -136,6 +141,7 @@ program
       ...(opts.labels ? { labels: parseLabels(opts.labels) } : {}),
       ...(opts.hostname ? { hostname: opts.hostname } : {}),
       ...(opts.diagListen ? { diagListen: opts.diagListen } : {}),
+      ...(opts.krlFile ? { krlFile: opts.krlFile } : {}),
     });
     const where = [
       ...(agent.ssh.port > 0 ? [`on ${agent.ssh.host}:${agent.ssh.port}`] : []),

@@ -17,6 +17,7 @@ import { auditRequestOf, userOfKeyId } from "./audit.ts";
 import { agentAuthRoute, sameStoredRoute, storedRouteOf } from "./auth-target.ts";
 import { IDENTITY_FILE, loadIdentity, saveIdentity } from "./identity.ts";
 import { joinCluster } from "./join.ts";
+import { KrlFile } from "./krl-file.ts";
 import { type AgentTrust, startAgentTrust } from "./locks.ts";
 import { SessionRecorder } from "./recorder.ts";
 import { AgentSshServer, type AgentSshServerOptions, type SessionSink } from "./ssh-server.ts";
@@ -68,6 +69,8 @@ export interface AgentOptions {
   tunnel?: AgentTunnelOptions;
   /** diagnostics listener "host:port" (/healthz with the trust snapshot's age, /readyz, /metrics) */
   diagListen?: string;
+  /** keep auth's OpenSSH KRL (ExportKrl) in this file for a local sshd's RevokedKeys (krl-file.ts) */
+  krlFile?: string;
 }
 
 export type { AgentTunnelOptions };
@@ -397,6 +400,18 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   trust.watcher.on("snapshot", (s) => {
     if (s.publicKeys.user_ca_ssh_public_keys.length > 0) userCaKeys = s.publicKeys.user_ca_ssh_public_keys;
   });
+  // A new snapshot (locks or CA keys changed) may change the KRL: fetch it then.
+  const krlFile = opts.krlFile
+    ? new KrlFile({
+        path: opts.krlFile,
+        fetch: () => callUnary(client, "ExportKrl", {}, md(), { deadline: Date.now() + 10_000 }),
+        logger: log,
+      })
+    : undefined;
+  if (krlFile) {
+    trust.watcher.on("snapshot", () => void krlFile.refresh());
+    krlFile.start();
+  }
   // After the first heartbeat: the proxy admits only nodes auth knows.
   tunnel?.start();
   log.info({ agentId: id.agentId, ssh: bound, addresses }, "agent serving SSH");
@@ -415,6 +430,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
       stopped = true;
       if (timer) clearTimeout(timer);
       await trust?.close();
+      await krlFile?.close();
       await tunnel?.close();
       await server.close();
       // Let sessions that just ended finish uploading and auditing (bounded by their own timeouts).

@@ -71,6 +71,7 @@ import type { ListAgentIdentitiesResponse } from "../../proto/generated/svc/v1/L
 import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
 import type { RenewAgentIdentityRequest__Output } from "../../proto/generated/svc/v1/RenewAgentIdentityRequest.ts";
 import { type Caller, callerLabel } from "./caller.ts";
+import { CertJournal } from "./cert-journal.ts";
 import { joinSecretHash, parseJoinToken } from "./join-agent.ts";
 import type { AgentIdentityHandler } from "./machine-identity.ts";
 import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } from "./user-cert-content.ts";
@@ -557,6 +558,16 @@ export class AgentIdentityService implements AgentIdentityHandler {
             }),
           })
         : undefined;
+    // Journaled before it is handed out: a lock on the bot reaches agentless nodes' KRLs (krl.ts).
+    if (sshCert)
+      await new CertJournal({ backend: d.backend, clock: d.clock }).record({
+        keyId: botKeyId(name, generation),
+        kind: "bot",
+        name,
+        roles: [...checker.roleNames],
+        validBefore,
+        certBlob: sshCert.blob,
+      });
     const tlsPem = await issueTlsClientCert(d.hostCa, {
       publicKey: keys.tls,
       commonName: name,

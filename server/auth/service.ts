@@ -51,8 +51,10 @@ import { checkEmittable, EMIT_LIMITS, EmitRateLimiter } from "./audit-emit.ts";
 import { ADMIN_CAPABILITIES, RECORDINGS_ADMIN } from "./authz.ts";
 import { type Caller, callerLabel, callerOf } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
+import { CertJournal } from "./cert-journal.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
 import type { AgentJoinHandler } from "./join-agent.ts";
+import { exportKrl, lockRecordsOf } from "./krl.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult, peerHost } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
 import { managedBySvcctl } from "./managed-by.ts";
@@ -246,11 +248,14 @@ export class AuthService {
   constructor(deps: AuthServiceDeps) {
     this.#d = deps;
     this.sessions = new SessionStore({
+  /** Every SSH user certificate issued, for ExportKrl (cert-journal.ts). */
+  readonly #journal: CertJournal;
       backend: deps.backend,
       clock: deps.clock,
       ...(deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {}),
     });
     this.webauthn = new WebAuthnStore({ backend: deps.backend, clock: deps.clock });
+    this.#journal = new CertJournal({ backend: deps.backend, clock: deps.clock });
     this.nodes = new NodeStore({
       backend: deps.backend,
       clock: deps.clock,
@@ -641,6 +646,15 @@ export class AuthService {
         success: true,
         fields: {
           emitted_by: callerLabel(caller),
+      // Journaled before it is handed out: a lock on the user reaches agentless nodes' KRLs.
+      await this.#journal.record({
+        keyId,
+        kind: "user",
+        name: user.username,
+        roles: [...checker.roleNames],
+        validBefore,
+        certBlob: cert.blob,
+      });
           cert_type: "user",
           key_id: keyId,
           serial: cert.serial.toString(),
@@ -742,7 +756,18 @@ export class AuthService {
     WatchTrust: (call: ServerWritableStream<WatchTrustRequest__Output, TrustSnapshot>) => {
       call.emit("error", toGrpcError(new NotImplementedError("WatchTrust is not implemented yet")));
     },
-    ExportKrl: unary(async () => notYet("ExportKrl")),
+    ExportKrl: unary(async (_req, caller) =>
+      exportKrl(caller, {
+        journal: this.#journal,
+        locks: () => lockRecordsOf(this.#d.source),
+        publicKeys: () => this.#d.keys.publicKeys(),
+        clock: this.#d.clock,
+        isNode: async (id) => {
+          const reg = await this.#d.agentJoin?.registration(id);
+          return reg !== undefined && !reg.agentless;
+        },
+      }),
+    ),
     RenewNodeCredentials: unary(async () => notYet("RenewNodeCredentials")),
     RotateCertAuthority: unary(async () => notYet("RotateCertAuthority")),
     ListCertAuthorities: unary(async () => notYet("ListCertAuthorities")),

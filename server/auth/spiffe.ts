@@ -34,6 +34,7 @@ import type { AuthenticateSPIFFEResponse } from "../../proto/generated/svc/v1/Au
 import type { IssueWorkloadSVIDRequest__Output } from "../../proto/generated/svc/v1/IssueWorkloadSVIDRequest.ts";
 import type { IssueWorkloadSVIDResponse } from "../../proto/generated/svc/v1/IssueWorkloadSVIDResponse.ts";
 import { type Caller, callerLabel } from "./caller.ts";
+import { CertJournal } from "./cert-journal.ts";
 import type { SpiffeHandler } from "./machine-identity.ts";
 import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } from "./user-cert-content.ts";
 
@@ -215,6 +216,15 @@ export class SpiffeService implements SpiffeHandler {
           roles: [roleName],
           traits: {},
         }),
+      });
+      // Journaled before it is handed out: a role or key-id lock reaches agentless nodes' KRLs.
+      await new CertJournal({ backend: d.backend, clock: d.clock }).record({
+        keyId,
+        kind: "workload",
+        name: spiffeId,
+        roles: [roleName],
+        validBefore,
+        certBlob: cert.blob,
       });
       await this.#audit("spiffe.auth", spiffeId, true, {
         emitted_by: "auth",

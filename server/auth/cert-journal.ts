@@ -1,0 +1,162 @@
+// The issued-certificate journal: one backend item per SSH user certificate key id that auth signed
+// (users, bots, workloads), holding what a lock can match (the name, the roles) and which CA key
+// signed it, and expiring with the last certificate of that key id. ExportKrl (krl.ts) reads it to
+// name in a KRL the certificates a lock covers. No certificate body and no secret is stored.
+import { createHash } from "node:crypto";
+import type { Backend, Item } from "../../core/backend/backend.ts";
+import { sshFingerprint } from "../../core/certs/ssh-keys.ts";
+import { SshReader } from "../../core/certs/ssh-wire.ts";
+import type { Clock } from "../../core/clock.ts";
+import { isAlreadyExists, isCompareFailed, isNotFound } from "../../core/errors.ts";
+import type { LockSubject } from "../../core/locks/lock.ts";
+
+export const CERT_JOURNAL_PREFIX = "cert-journal/";
+
+export type JournalKind = "user" | "bot" | "workload";
+
+export interface JournalEntry {
+  keyId: string;
+  kind: JournalKind;
+  /** user name, bot name or SPIFFE ID */
+  name: string;
+  roles: string[];
+  /** "SHA256:..." of every CA key that signed a certificate with this key id */
+  caFingerprints: string[];
+  /** the latest valid_before among them */
+  validBefore: Date;
+}
+
+export interface IssuedCertificate {
+  keyId: string;
+  kind: JournalKind;
+  name: string;
+  roles: readonly string[];
+  validBefore: Date;
+  /** the certificate's wire blob: the CA key is read from it (no signature check: we just signed it) */
+  certBlob: Uint8Array;
+}
+
+interface Stored {
+  key_id: string;
+  kind: JournalKind;
+  name: string;
+  roles: string[];
+  ca_fingerprints: string[];
+  valid_before: string;
+}
+
+/** Key-specific fields (length-prefixed strings) per certificate type, before the serial. */
+const KEY_FIELDS: Record<string, number> = {
+  "ssh-ed25519-cert-v01@openssh.com": 1,
+  "ecdsa-sha2-nistp256-cert-v01@openssh.com": 2,
+  "ecdsa-sha2-nistp384-cert-v01@openssh.com": 2,
+  "ecdsa-sha2-nistp521-cert-v01@openssh.com": 2,
+  "ssh-rsa-cert-v01@openssh.com": 2,
+};
+
+/** The signature (CA) key blob of a certificate, walked field by field (PROTOCOL.certkeys). */
+export function certificateCaKeyBlob(blob: Uint8Array): Buffer {
+  const r = new SshReader(blob, "certificate");
+  const fields = KEY_FIELDS[r.string()];
+  if (fields === undefined) throw new Error("not an OpenSSH certificate of a known type");
+  r.bytes(); // nonce
+  for (let i = 0; i < fields; i++) r.bytes();
+  r.uint64(); // serial
+  r.uint32(); // type
+  for (let i = 0; i < 2; i++) r.bytes(); // key id, principals
+  r.uint64();
+  r.uint64(); // validity
+  for (let i = 0; i < 3; i++) r.bytes(); // critical options, extensions, reserved
+  return r.bytes();
+}
+
+const itemKey = (keyId: string): string =>
+  CERT_JOURNAL_PREFIX + createHash("sha256").update(keyId).digest("hex");
+
+function fromStored(v: Stored): JournalEntry {
+  return {
+    keyId: v.key_id,
+    kind: v.kind,
+    name: v.name,
+    roles: v.roles,
+    caFingerprints: v.ca_fingerprints,
+    validBefore: new Date(v.valid_before),
+  };
+}
+
+const union = (a: readonly string[], b: readonly string[]): string[] => [...new Set([...a, ...b])].sort();
+
+/** What a lock is matched against for this entry (core/locks/lock.ts). */
+export function journalSubject(e: JournalEntry): LockSubject {
+  return {
+    ...(e.kind === "user" ? { user: e.name } : {}),
+    ...(e.kind === "bot" ? { bot: e.name } : {}),
+    roles: e.roles,
+    keyId: e.keyId,
+  };
+}
+
+export class CertJournal {
+  readonly #backend: Backend;
+  readonly #clock: Clock;
+  constructor(o: { backend: Backend; clock: Clock }) {
+    this.#backend = o.backend;
+    this.#clock = o.clock;
+  }
+
+  /**
+   * Records one signed certificate before it is handed out (so a lock created right after finds it).
+   * Certificates sharing a key id (one login session's, one bot generation's) share an entry: the
+   * roles and CA keys are merged and the entry lives until the last of them expires.
+   */
+  async record(c: IssuedCertificate): Promise<void> {
+    const fresh: Stored = {
+      key_id: c.keyId,
+      kind: c.kind,
+      name: c.name,
+      roles: union([], c.roles),
+      ca_fingerprints: [sshFingerprint(certificateCaKeyBlob(c.certBlob))],
+      valid_before: c.validBefore.toISOString(),
+    };
+    const key = itemKey(c.keyId);
+    for (let attempt = 0; attempt < 8; attempt++) {
+      let cur: Item;
+      try {
+        cur = await this.#backend.get(key);
+      } catch (err) {
+        if (!isNotFound(err)) throw err;
+        try {
+          await this.#backend.create(key, { ...fresh }, { expires: c.validBefore });
+          return;
+        } catch (e) {
+          if (isAlreadyExists(e)) continue;
+          throw e;
+        }
+      }
+      const old = cur.value as unknown as Stored;
+      const oldBefore = new Date(old.valid_before);
+      const before = oldBefore > c.validBefore ? oldBefore : c.validBefore;
+      const merged: Stored = {
+        ...fresh,
+        roles: union(old.roles, fresh.roles),
+        ca_fingerprints: union(old.ca_fingerprints, fresh.ca_fingerprints),
+        valid_before: before.toISOString(),
+      };
+      if (JSON.stringify(merged) === JSON.stringify(old)) return;
+      try {
+        await this.#backend.compareAndSwap(key, cur.revision, { ...merged }, { expires: before });
+        return;
+      } catch (err) {
+        if (!isCompareFailed(err) && !isNotFound(err)) throw err;
+      }
+    }
+    throw new Error("the certificate journal is busy: too many concurrent writes of one key id");
+  }
+
+  /** Every entry with a certificate still valid now. */
+  async list(): Promise<JournalEntry[]> {
+    const now = this.#clock.now();
+    const items = await this.#backend.range(CERT_JOURNAL_PREFIX);
+    return items.map((i) => fromStored(i.value as unknown as Stored)).filter((e) => e.validBefore > now);
+  }
+}

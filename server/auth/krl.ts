@@ -1,0 +1,100 @@
+// ExportKrl: the OpenSSH KRL (core/certs/krl.ts) of every certificate auth issued that a lock in
+// force covers, for agentless nodes whose sshd reads it through RevokedKeys (docs/locks.md
+// "Agentless nodes (KRL)"). Key ids come from the issued-certificate journal (cert-journal.ts);
+// a key-id lock is listed even without a journal entry. Each key id is listed under every user CA
+// key auth trusts now, so a rotation's old and new keys are both covered.
+import { createHash } from "node:crypto";
+import { encodeKrl } from "../../core/certs/krl.ts";
+import { parseSshPublicKey } from "../../core/certs/ssh-keys.ts";
+import type { Clock } from "../../core/clock.ts";
+import { AccessDeniedError } from "../../core/errors.ts";
+import { type LockRecord, type LockTarget, lockCovering } from "../../core/locks/lock.ts";
+import type { ResourceSource } from "../../core/sources/source.ts";
+import type { ExportKrlResponse } from "../../proto/generated/svc/v1/ExportKrlResponse.ts";
+import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
+import type { Caller } from "./caller.ts";
+import { type CertJournal, type JournalEntry, journalSubject } from "./cert-journal.ts";
+
+export interface ExportKrlDeps {
+  journal: Pick<CertJournal, "list">;
+  /** the locks in force now */
+  locks: () => readonly LockRecord[] | Promise<readonly LockRecord[]>;
+  publicKeys: () => PublicKeys | Promise<PublicKeys>;
+  clock: Clock;
+  /** whether an agent id names a joined node that runs an agent (the agent caller check) */
+  isNode: (agentId: string) => Promise<boolean>;
+}
+
+/** The key ids a KRL must list: journal entries a lock covers, and every key-id lock. */
+export function revokedKeyIds(
+  entries: readonly JournalEntry[],
+  locks: readonly LockRecord[],
+  now: Date,
+): string[] {
+  const inForce = locks.filter((l) => l.expires === undefined || l.expires > now);
+  const ids = new Set<string>();
+  for (const l of inForce) if ("keyId" in l.target) ids.add(l.target.keyId);
+  for (const e of entries) if (lockCovering(inForce, journalSubject(e), now)) ids.add(e.keyId);
+  return [...ids].sort();
+}
+
+/** Nodes (their own agent identity), proxies ("proxy:<name>") and admins (already checked by RBAC). */
+async function admit(caller: Caller, isNode: (agentId: string) => Promise<boolean>): Promise<void> {
+  if (caller.kind === "user") return;
+  if (caller.kind === "agent") {
+    if (caller.agentId.startsWith("proxy:")) return;
+    if (!caller.agentId.includes(":") && (await isNode(caller.agentId))) return;
+  }
+  throw new AccessDeniedError("ExportKrl serves nodes, proxies and admins");
+}
+
+export async function exportKrl(caller: Caller, d: ExportKrlDeps): Promise<ExportKrlResponse> {
+  await admit(caller, d.isNode);
+  const now = d.clock.now();
+  const [entries, locks, pub] = await Promise.all([d.journal.list(), d.locks(), d.publicKeys()]);
+  const keyIds = revokedKeyIds(entries, locks, now);
+  const caKeys = [...new Set((pub.user_ca_ssh_public_keys ?? []).map((l) => l.trim()))].sort();
+  const caBlobs = caKeys.map((l) => parseSshPublicKey(l).blob);
+  // What the KRL says, without its date: equal digests mean the same revocations.
+  const digest = createHash("sha256")
+    .update(JSON.stringify({ ca: caKeys.map((l) => l.split(/\s+/).slice(0, 2).join(" ")), keyIds }))
+    .digest("hex");
+  const krl = encodeKrl({
+    // Seconds of generation as the version: it grows from one export to the next.
+    version: BigInt(Math.floor(now.getTime() / 1000)),
+    generatedAt: now,
+    comment: "svc: certificates covered by locks",
+    certificates: keyIds.length === 0 ? [] : caBlobs.map((caKeyBlob) => ({ caKeyBlob, keyIds })),
+  });
+  return { krl, digest };
+}
+
+/** The Lock resources of a source as lock records (expired ones included: callers filter). */
+export function lockRecordsOf(source: ResourceSource): LockRecord[] {
+  const out: LockRecord[] = [];
+  for (const l of source.list("Lock")) {
+    const t = l.spec.target;
+    const target: LockTarget | undefined = t.user
+      ? { user: t.user }
+      : t.role
+        ? { role: t.role }
+        : t.bot
+          ? { bot: t.bot }
+          : t.node
+            ? { node: t.node }
+            : t.key_id
+              ? { keyId: t.key_id }
+              : undefined;
+    if (!target) continue;
+    const created = l.metadata.creationTimestamp ? new Date(l.metadata.creationTimestamp) : new Date(0);
+    out.push({
+      name: l.metadata.name,
+      target,
+      message: l.spec.message ?? "",
+      ...(l.spec.expires ? { expires: new Date(l.spec.expires) } : {}),
+      createdBy: l.spec.created_by ?? "",
+      createdAt: created,
+    });
+  }
+  return out;
+}
