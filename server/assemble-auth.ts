@@ -8,8 +8,10 @@ import type { Clock } from "../core/clock.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { ResourceSource, ResourceWriter } from "../core/sources/source.ts";
 import { AgentlessProbe } from "./auth/agent-probe.ts";
+import { CaRotation } from "./auth/ca-rotation.ts";
 import { AgentJoin } from "./auth/join-agent.ts";
 import { machineIdentityHandlers } from "./auth/machine-identity-deps.ts";
+import { NodeRenewal } from "./auth/node-renewal.ts";
 import { type RunningAuthServer, startAuthServer } from "./auth/server.ts";
 import type { SsoOptions } from "./auth/sso/flow.ts";
 import { ConnectorSecretReader } from "./auth/sso/secrets.ts";
@@ -65,6 +67,7 @@ export async function startAuthRole(o: {
 }): Promise<AuthRole> {
   const keys = authKeyMaterial(o.cas);
   const logger = o.logger.child({ component: "auth" });
+  const nodeCertTtlSeconds = parseDuration(o.config.auth.node_cert_ttl) / 1000;
   const agentJoin = new AgentJoin({
     backend: o.backend,
     source: o.source,
@@ -73,6 +76,24 @@ export async function startAuthRole(o: {
     hostSshSigner: o.cas.sshHostSigner,
     hostCa: o.cas.hostCa,
     publicKeys: keys.publicKeys,
+    agentCertTtlSeconds: nodeCertTtlSeconds,
+  });
+  const nodeRenewal = new NodeRenewal({
+    backend: o.backend,
+    clock: o.clock,
+    logger,
+    hostSshSigner: o.cas.sshHostSigner,
+    hostCa: o.cas.hostCa,
+    publicKeys: keys.publicKeys,
+    ttlSeconds: nodeCertTtlSeconds,
+  });
+  // RotateCertAuthority/ListCertAuthorities, and the loop that reloads another replica's phase
+  // change and moves automatic rotations (docs/ca-rotation.md).
+  const caRotation = new CaRotation({
+    cas: o.cas,
+    backend: o.backend,
+    logger,
+    defaultGraceSeconds: parseDuration(o.config.auth.ca_rotation_grace) / 1000,
   });
   const writer = o.writer ? { writer: o.writer } : {};
   const server = await startAuthServer({
@@ -112,7 +133,9 @@ export async function startAuthRole(o: {
     // WebAuthn ceremonies are bound to the proxy's public address, decided here, not by callers.
     relyingParty: relyingParty(proxyConfigFrom(o.config, SERVER_VERSION)),
     agentJoin,
-    tls: { ...o.tls, clientCaPems: [o.cas.hostCa.certPem] },
+    nodeRenewal,
+    caRotation,
+    tls: { ...o.tls, clientCaPems: o.cas.trustedHostCaPems() },
     host: o.listen.host,
     port: o.listen.port,
   });
@@ -120,12 +143,14 @@ export async function startAuthRole(o: {
     backend: o.backend,
     clock: o.clock,
     logger,
-    hostCaKeys: () => [o.cas.sshHostCaPublicKey],
+    hostCaKeys: () => o.cas.trustedHostCaKeys(),
   });
   probe.start();
+  caRotation.start();
   return {
     server,
     close: async () => {
+      await caRotation.stop();
       await probe.stop();
       await server.close();
     },

@@ -21,6 +21,7 @@ import type { PublicKeys } from "../proto/generated/svc/v1/PublicKeys.ts";
 import { caPin } from "../server/agent/ca-pin.ts";
 import { callUnary, createAuthClient } from "../server/auth/client.ts";
 import { AgentJoin, joinSecretHash } from "../server/auth/join-agent.ts";
+import { NodeRenewal } from "../server/auth/node-renewal.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import { type RunningAuthServer, startAuthServer } from "../server/auth/server.ts";
 import { PASSWORD, testResources } from "./auth-fixture.ts";
@@ -97,7 +98,13 @@ export function holdablePuts(backend: Backend): {
 }
 
 export async function startAgentAuthEnv(
-  o: { heartbeatIntervalSeconds?: number; clock?: Clock; wrapBackend?: (b: Backend) => Backend } = {},
+  o: {
+    heartbeatIntervalSeconds?: number;
+    clock?: Clock;
+    wrapBackend?: (b: Backend) => Backend;
+    /** auth.node_cert_ttl (agents' certificates; RenewNodeCredentials); default 24 h */
+    nodeCertTtlSeconds?: number;
+  } = {},
 ): Promise<AgentAuthEnv> {
   const clock = o.clock ?? systemClock;
   const dir = await mkdtemp(join(tmpdir(), "svc-agent-auth-"));
@@ -136,6 +143,16 @@ export async function startAgentAuthEnv(
     hostSshSigner: cas.sshHostSigner,
     hostCa: cas.hostCa,
     publicKeys,
+    ...(o.nodeCertTtlSeconds ? { agentCertTtlSeconds: o.nodeCertTtlSeconds } : {}),
+  });
+  const nodeRenewal = new NodeRenewal({
+    backend,
+    clock,
+    logger: silent,
+    hostSshSigner: cas.sshHostSigner,
+    hostCa: cas.hostCa,
+    publicKeys,
+    ...(o.nodeCertTtlSeconds ? { ttlSeconds: o.nodeCertTtlSeconds } : {}),
   });
   const auth = await startAuthServer({
     backend,
@@ -151,6 +168,7 @@ export async function startAgentAuthEnv(
     },
     port: 0,
     agentJoin,
+    nodeRenewal,
     ...(o.heartbeatIntervalSeconds ? { heartbeatIntervalSeconds: o.heartbeatIntervalSeconds } : {}),
   });
   const address = `127.0.0.1:${auth.port}`;

@@ -73,8 +73,13 @@ export interface AgentJoinDeps {
   hostCa: X509Issuer;
   /** User CA keys and host CA PEMs handed to the node. */
   publicKeys(): PublicKeys | Promise<PublicKeys>;
-  /** Host certificate lifetime; default 365 days. */
+  /** Host certificate lifetime of agentless nodes (they cannot renew); default 365 days. */
   hostCertTtlSeconds?: number;
+  /**
+   * Lifetime of an agent's host and client certificates (auth.node_cert_ttl); agents renew them
+   * (node-renewal.ts). Default NODE_CERT_TTL_SECONDS (24 h).
+   */
+  agentCertTtlSeconds?: number;
   /** Agent client certificate lifetime; default the host certificate's. */
   clientCertTtlSeconds?: number;
 }
@@ -97,6 +102,8 @@ export interface AgentRegistration {
 }
 
 export const AGENT_PREFIX = "agents/";
+/** Default lifetime of an agent's certificates (auth.node_cert_ttl): renewed at about 2/3 of it. */
+export const NODE_CERT_TTL_SECONDS = 24 * 3600;
 const REDEMPTION_PREFIX = "join-token-redemptions/";
 /** One key per registered hostname (lower case): the create-if-absent that makes names unique. */
 const HOSTNAME_PREFIX = "node-hostnames/";
@@ -366,7 +373,9 @@ export class AgentJoin implements AgentJoinHandler {
     // Cheap refusal of a spent token before signing; the createAll below is what decides.
     if (redeem && (await d.backend.get(redemptionKey).catch(() => undefined)) !== undefined)
       throw new AccessDeniedError("join token has already been used");
-    const hostTtl = d.hostCertTtlSeconds ?? SSH_HOST_CERT_TTL_SECONDS;
+    const hostTtl = input.agentless
+      ? (d.hostCertTtlSeconds ?? SSH_HOST_CERT_TTL_SECONDS)
+      : (d.agentCertTtlSeconds ?? d.hostCertTtlSeconds ?? NODE_CERT_TTL_SECONDS);
     // The node ID (what the proxy and svc ssh verify) and the hostname (unique, reserved above,
     // for plain OpenSSH's HostKeyAlias). Addresses are the node's own claim and can change with
     // every heartbeat, so they never name it in a certificate.
