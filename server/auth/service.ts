@@ -60,6 +60,7 @@ import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./mach
 import { managedBySvcctl } from "./managed-by.ts";
 import { authorizeNodeLogin } from "./node-login.ts";
 import { queryNodes } from "./node-query.ts";
+import type { NodeRenewalHandler } from "./node-renewal.ts";
 import { NodeStore } from "./nodes.ts";
 import { OperatorHooks } from "./operator-hooks.ts";
 import { deletePassword } from "./passwords.ts";
@@ -118,6 +119,8 @@ export interface AuthServiceDeps {
   heartbeatIntervalSeconds?: number;
   /** RegisterAgent (node join, join-agent.ts); without it the RPC answers UNIMPLEMENTED. */
   agentJoin?: AgentJoinHandler;
+  /** RenewNodeCredentials (node-renewal.ts); without it the RPC answers UNIMPLEMENTED. */
+  nodeRenewal?: NodeRenewalHandler;
   /** RegisterUsingIAMMethod (join-iam.ts); without it the RPC answers UNIMPLEMENTED. */
   iamJoin?: IamJoinHandler;
   /** Bots: Create/List/DeleteAgentIdentity, Bootstrap/RenewAgentIdentity (bot-identity.ts). */
@@ -768,7 +771,9 @@ export class AuthService {
         },
       }),
     ),
-    RenewNodeCredentials: unary(async () => notYet("RenewNodeCredentials")),
+    RenewNodeCredentials: unary(async (req, caller) =>
+      wired(this.#d.nodeRenewal, "RenewNodeCredentials").renew(req, caller),
+    ),
     RotateCertAuthority: unary(async () => notYet("RotateCertAuthority")),
     ListCertAuthorities: unary(async () => notYet("ListCertAuthorities")),
 
