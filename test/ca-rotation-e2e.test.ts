@@ -299,6 +299,50 @@ describe("CA rotation with real OpenSSH on both sides and open sessions", () => 
   });
 
   it(
+    "svcd agentless run again for the same sshd keeps its node ID and re-issues its files; another host key under the name is refused",
+    async () => {
+      const config = () => readFile(join(agentlessOut, "sshd_config.svc"), "utf8");
+      const cert = () => readFile(join(agentlessOut, "ssh_host_cert.pub"), "utf8");
+      const [config0, cert0] = [await config(), await cert()];
+      await agentless();
+      expect(await config()).toBe(config0);
+      const cert1 = await cert();
+      expect(cert1).not.toBe(cert0);
+      const serial = async (c: string) => {
+        const file = join(dir, `cert-${Date.now()}.pub`);
+        await writeFile(file, c);
+        return /Serial: (\d+)/.exec((await execFileP("ssh-keygen", ["-L", "-f", file])).stdout)?.[1];
+      };
+      expect(await serial(cert1)).not.toBe(await serial(cert0));
+      const other = join(dir, "impostor_key");
+      await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", other]);
+      const impostor = await run("svcd", [
+        "agentless",
+        "--auth",
+        `127.0.0.1:${platform().ports.auth}`,
+        "--ca-file",
+        platform().caFile,
+        "--token",
+        await platform().nodeToken("impostor"),
+        "--hostname",
+        sshdNode.name,
+        "--address",
+        `127.0.0.1:${sshdNode.port}`,
+        "--host-key",
+        `${other}.pub`,
+        "--out",
+        join(dir, "impostor-out"),
+      ]);
+      expect(impostor.code).not.toBe(0);
+      expect(impostor.stderr).toMatch(/already registered to another node/);
+      // sshd serves the re-issued certificate after a reload, and logins go on.
+      await reloadSshd();
+      await eventuallyLogin(await certs("keys-agentless"), sshdNode);
+    },
+    STEP,
+  );
+
+  it(
     "user_ssh: init -> update_clients -> update_servers -> standby; old certificates work until standby, new ones from update_clients, open sessions stay",
     async () => {
       const before = await certs("keys-user-0");
