@@ -8,6 +8,7 @@ import type { Clock } from "../core/clock.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { ResourceSource, ResourceWriter } from "../core/sources/source.ts";
 import { AgentlessProbe } from "./auth/agent-probe.ts";
+import { CaRotation } from "./auth/ca-rotation.ts";
 import { AgentJoin } from "./auth/join-agent.ts";
 import { machineIdentityHandlers } from "./auth/machine-identity-deps.ts";
 import { NodeRenewal } from "./auth/node-renewal.ts";
@@ -86,6 +87,14 @@ export async function startAuthRole(o: {
     publicKeys: keys.publicKeys,
     ttlSeconds: nodeCertTtlSeconds,
   });
+  // RotateCertAuthority/ListCertAuthorities, and the loop that reloads another replica's phase
+  // change and moves automatic rotations (docs/ca-rotation.md).
+  const caRotation = new CaRotation({
+    cas: o.cas,
+    backend: o.backend,
+    logger,
+    defaultGraceSeconds: parseDuration(o.config.auth.ca_rotation_grace) / 1000,
+  });
   const writer = o.writer ? { writer: o.writer } : {};
   const server = await startAuthServer({
     // Bots and SPIFFE (Create/List/DeleteAgentIdentity, Bootstrap/Renew, AuthenticateSPIFFE).
@@ -125,7 +134,8 @@ export async function startAuthRole(o: {
     relyingParty: relyingParty(proxyConfigFrom(o.config, SERVER_VERSION)),
     agentJoin,
     nodeRenewal,
-    tls: { ...o.tls, clientCaPems: [o.cas.hostCa.certPem] },
+    caRotation,
+    tls: { ...o.tls, clientCaPems: o.cas.trustedHostCaPems() },
     host: o.listen.host,
     port: o.listen.port,
   });
@@ -133,12 +143,14 @@ export async function startAuthRole(o: {
     backend: o.backend,
     clock: o.clock,
     logger,
-    hostCaKeys: () => [o.cas.sshHostCaPublicKey],
+    hostCaKeys: () => o.cas.trustedHostCaKeys(),
   });
   probe.start();
+  caRotation.start();
   return {
     server,
     close: async () => {
+      await caRotation.stop();
       await probe.stop();
       await server.close();
     },

@@ -69,6 +69,11 @@ export const ConfigSchema = Type.Object(
          * 2/3 of it (RenewNodeCredentials, docs/agent.md "Renewal"). 5m..90d.
          */
         node_cert_ttl: Type.String({ pattern: DURATION_PATTERN, default: "24h" }),
+        /**
+         * How long an automatic CA rotation holds each phase when `svcctl ca rotate --auto` names
+         * no --grace (docs/ca-rotation.md); 1m..30d.
+         */
+        ca_rotation_grace: Type.String({ pattern: DURATION_PATTERN, default: "1h" }),
         /** Web session lifetime (and its cookies'); 5m..30d. */
         session_ttl: Type.String({ pattern: DURATION_PATTERN, default: "12h" }),
         lockout: Type.Object(
@@ -279,6 +284,10 @@ export function checkConfig(raw: unknown, origin = "config"): Config {
   const nodeTtl = parseDuration(config.auth.node_cert_ttl);
   if (nodeTtl < 5 * 60_000 || nodeTtl > 90 * 86_400_000) {
     throw new BadParameterError(`${origin}: field auth.node_cert_ttl: must be between 5m and 90d`);
+  }
+  const grace = parseDuration(config.auth.ca_rotation_grace);
+  if (grace < 60_000 || grace > 30 * 86_400_000) {
+    throw new BadParameterError(`${origin}: field auth.ca_rotation_grace: must be between 1m and 30d`);
   }
   if (config.backend.type === "postgres") {
     const { url, url_file, url_env } = config.backend;

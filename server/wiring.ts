@@ -16,9 +16,10 @@ export function authKeyMaterial(cas: CertificateAuthorities): AuthKeyMaterial {
   return {
     userCertSigner: cas.sshUserSigner,
     publicKeys: () => ({
-      user_ca_ssh_public_keys: [cas.sshUserCaPublicKey],
-      host_ca_ssh_public_keys: [cas.sshHostCaPublicKey],
-      host_ca_pems: [cas.hostCa.certPem],
+      // Every trusted key (several during a CA rotation), the signing one first.
+      user_ca_ssh_public_keys: cas.trustedUserCaKeys(),
+      host_ca_ssh_public_keys: cas.trustedHostCaKeys(),
+      host_ca_pems: cas.trustedHostCaPems(),
       spiffe_bundle_json: JSON.stringify(cas.spiffeBundle()),
       spiffe_jwks_json: JSON.stringify(cas.spiffeJwks()),
       app_jwt_jwks_json: JSON.stringify(cas.appJwks()),

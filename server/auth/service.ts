@@ -49,12 +49,13 @@ import { PasswordResets } from "./admin-password-reset.ts";
 import { AdminUsers } from "./admin-users.ts";
 import { checkEmittable, EMIT_LIMITS, EmitRateLimiter } from "./audit-emit.ts";
 import { ADMIN_CAPABILITIES, RECORDINGS_ADMIN } from "./authz.ts";
+import type { CaRotation } from "./ca-rotation.ts";
 import { type Caller, callerLabel, callerOf } from "./caller.ts";
-import { toGrpcError } from "./errors.ts";
 import { CertJournal } from "./cert-journal.ts";
+import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
-import type { AgentJoinHandler } from "./join-agent.ts";
 import { exportKrl, lockRecordsOf } from "./krl.ts";
+import type { AgentJoinHandler } from "./join-agent.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult, peerHost } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
 import { managedBySvcctl } from "./managed-by.ts";
@@ -121,6 +122,8 @@ export interface AuthServiceDeps {
   agentJoin?: AgentJoinHandler;
   /** RenewNodeCredentials (node-renewal.ts); without it the RPC answers UNIMPLEMENTED. */
   nodeRenewal?: NodeRenewalHandler;
+  /** RotateCertAuthority and ListCertAuthorities (ca-rotation.ts); without it UNIMPLEMENTED. */
+  caRotation?: CaRotation;
   /** RegisterUsingIAMMethod (join-iam.ts); without it the RPC answers UNIMPLEMENTED. */
   iamJoin?: IamJoinHandler;
   /** Bots: Create/List/DeleteAgentIdentity, Bootstrap/RenewAgentIdentity (bot-identity.ts). */
@@ -245,20 +248,20 @@ export class AuthService {
   readonly #operatorHooks: OperatorHooks;
   readonly #unsubscribe: () => void;
   readonly #emitLimiter = new EmitRateLimiter();
+  /** Every SSH user certificate issued, for ExportKrl (cert-journal.ts). */
+  readonly #journal: CertJournal;
   /** AccessChecker per User object, valid while the same Role objects resolve (see checkerFor). */
   readonly #checkers = new WeakMap<User, { roles: (Role | undefined)[]; checker: AccessChecker }>();
 
   constructor(deps: AuthServiceDeps) {
     this.#d = deps;
+    this.#journal = new CertJournal({ backend: deps.backend, clock: deps.clock });
     this.sessions = new SessionStore({
-  /** Every SSH user certificate issued, for ExportKrl (cert-journal.ts). */
-  readonly #journal: CertJournal;
       backend: deps.backend,
       clock: deps.clock,
       ...(deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {}),
     });
     this.webauthn = new WebAuthnStore({ backend: deps.backend, clock: deps.clock });
-    this.#journal = new CertJournal({ backend: deps.backend, clock: deps.clock });
     this.nodes = new NodeStore({
       backend: deps.backend,
       clock: deps.clock,
@@ -643,12 +646,6 @@ export class AuthService {
           traits: this.#user(user.username)?.spec.traits ?? {},
         }),
       });
-      await this.#audit({
-        event_type: "cert.create",
-        user_name: user.username,
-        success: true,
-        fields: {
-          emitted_by: callerLabel(caller),
       // Journaled before it is handed out: a lock on the user reaches agentless nodes' KRLs.
       await this.#journal.record({
         keyId,
@@ -658,6 +655,12 @@ export class AuthService {
         validBefore,
         certBlob: cert.blob,
       });
+      await this.#audit({
+        event_type: "cert.create",
+        user_name: user.username,
+        success: true,
+        fields: {
+          emitted_by: callerLabel(caller),
           cert_type: "user",
           key_id: keyId,
           serial: cert.serial.toString(),
@@ -774,8 +777,10 @@ export class AuthService {
     RenewNodeCredentials: unary(async (req, caller) =>
       wired(this.#d.nodeRenewal, "RenewNodeCredentials").renew(req, caller),
     ),
-    RotateCertAuthority: unary(async () => notYet("RotateCertAuthority")),
-    ListCertAuthorities: unary(async () => notYet("ListCertAuthorities")),
+    RotateCertAuthority: unary(async (req, caller) =>
+      wired(this.#d.caRotation, "RotateCertAuthority").rotate(req, caller),
+    ),
+    ListCertAuthorities: unary(async () => wired(this.#d.caRotation, "ListCertAuthorities").list()),
 
     AuthorizeNodeLogin: unary(async (req, caller) =>
       authorizeNodeLogin(req, this.#checkerOrDeny(requireUser(caller).username), await this.nodes.list()),

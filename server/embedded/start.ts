@@ -3,14 +3,18 @@
 // deployment runs, wired through the same seams.
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { writeFileAtomic } from "../../core/atomic-file.ts";
 import { openBackend } from "../../core/backend/index.ts";
 import { CertificateAuthorities } from "../../core/ca/authorities.ts";
 import { FileCaKeyStore } from "../../core/ca/key-store.ts";
+import { FileRotationStateStore } from "../../core/ca/rotation-store.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
+import { parseDuration } from "../../core/duration.ts";
 import { FolderSource } from "../../core/sources/folder.ts";
 import { webRoutes } from "../../web/serve.ts";
 import { startAuthRole } from "../assemble-auth.ts";
 import { PasswordResets } from "../auth/admin-password-reset.ts";
+import { HostCaFollower } from "../auth/ca-rotation.ts";
 import { NodeStore } from "../auth/nodes.ts";
 import { setPassword } from "../auth/passwords.ts";
 import { splitHostPort } from "../config.ts";
@@ -95,9 +99,20 @@ export async function startEmbedded(
       clusterName: config.cluster_name,
       trustDomain: config.cluster_name,
       clock,
+      rotationStore: new FileRotationStateStore(data.paths.ca),
+      nodeCertTtlSeconds: parseDuration(config.auth.node_cert_ttl) / 1000,
     });
-    // Public material only: lets CLIs and browsers trust the proxy without the CA keys.
-    await writeFile(join(data.root, "host-ca.pem"), cas.hostCa.certPem, { mode: 0o644 });
+    // Public material only: lets CLIs and browsers trust the proxy without the CA keys. Every
+    // trusted host CA, rewritten when a rotation changes them.
+    const hostCaFile = join(data.root, "host-ca.pem");
+    const writeHostCas = () => writeFileAtomic(hostCaFile, cas.trustedHostCaPems().join(""), 0o644);
+    await writeHostCas();
+    const offHostCas = cas.onChange(() => {
+      writeHostCas().catch((err: unknown) => logger.warn({ err }, "cannot rewrite host-ca.pem"));
+    });
+    closers.push(async () => {
+      offHostCas();
+    });
 
     // The state file holds password hashes and session digests: created private before SQLite opens it.
     await writeFile(data.paths.sqlite ?? "", "", { mode: 0o600, flag: "a" });
@@ -140,10 +155,20 @@ export async function startEmbedded(
     });
     const auth = authRole.server;
     closers.push(() => authRole.close());
+    // Trusts every trusted host CA and re-issues auth's certificate when a CA rotation switches keys.
+    const authTlsFollower = new HostCaFollower({
+      cas,
+      initial: authTls,
+      issue: issueAuthTls,
+      apply: (t) => auth.setTls(t),
+      logger,
+    });
+    authTlsFollower.start();
+    closers.push(() => authTlsFollower.stop());
     const authTlsRenewer = new ServerCertRenewer({
       current: authTls,
       issue: issueAuthTls,
-      apply: (fresh) => auth.setTls({ ...fresh, clientCaPems: [cas.hostCa.certPem] }),
+      apply: (fresh) => authTlsFollower.set(fresh),
       clock,
       logger,
     });

@@ -9,11 +9,14 @@ import type { Backend } from "../../core/backend/backend.ts";
 import { openBackend } from "../../core/backend/index.ts";
 import { CertificateAuthorities } from "../../core/ca/authorities.ts";
 import { type CaKeyStore, FileCaKeyStore } from "../../core/ca/key-store.ts";
+import { SecretRotationStateStore } from "../../core/ca/rotation-secret-store.ts";
+import { FileRotationStateStore, type RotationStateStore } from "../../core/ca/rotation-store.ts";
 import { SecretCaKeyStore } from "../../core/ca/secret-store.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { parseDuration } from "../../core/duration.ts";
 import type { ResourceSource } from "../../core/sources/source.ts";
 import { type AuthRole, startAuthRole } from "../assemble-auth.ts";
+import { HostCaFollower } from "../auth/ca-rotation.ts";
 import { FirstAdminSecret } from "../auth/first-admin.ts";
 import { type Config, loadConfigFile, postgresUrl, splitHostPort } from "../config.ts";
 import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
@@ -74,6 +77,20 @@ function caStore(config: Config, kubeConfig: () => ReturnType<typeof roleKubeCon
   });
 }
 
+/** Where the CA rotation phases live: beside the key files, or one mutable Secret beside the CA Secrets. */
+function rotationStore(
+  config: Config,
+  kubeConfig: () => ReturnType<typeof roleKubeConfig>,
+): RotationStateStore {
+  const store = config.ca_store;
+  if (store.type === "files") return new FileRotationStateStore(configPath(config, store.path));
+  return new SecretRotationStateStore({
+    kubeConfig: kubeConfig(),
+    namespace: store.namespace,
+    ...(store.secret_prefix ? { prefix: store.secret_prefix } : {}),
+  });
+}
+
 async function openStateBackend(config: Config, env: NodeJS.ProcessEnv, clock: Clock, logger: Logger) {
   const b = config.backend;
   if (b.type === "sqlite")
@@ -126,6 +143,8 @@ export async function startAuth(config: Config, deps: RoleDeps = {}): Promise<Ru
           clusterName: config.cluster_name,
           trustDomain: config.trust_domain ?? config.cluster_name,
           clock,
+          rotationStore: rotationStore(config, kubeConfig),
+          nodeCertTtlSeconds: parseDuration(config.auth.node_cert_ttl) / 1000,
         }),
       { logger, signal: deps.signal ? AbortSignal.any([deps.signal, stopping.signal]) : stopping.signal },
     );
@@ -155,11 +174,21 @@ export async function startAuth(config: Config, deps: RoleDeps = {}): Promise<Ru
       listen,
     });
     closers.add(() => role.close());
+    // Trusts every trusted host CA and re-issues the certificate when a CA rotation switches keys.
+    const follower = new HostCaFollower({
+      cas,
+      initial: tls,
+      issue: issueTls,
+      apply: (t) => role.server.setTls(t),
+      logger,
+    });
+    follower.start();
+    closers.add(() => follower.stop());
     // 90-day certificate, re-issued at half-life and swapped in for new connections (no restart).
     const renewer = new ServerCertRenewer({
       current: tls,
       issue: issueTls,
-      apply: (fresh) => role.server.setTls({ ...fresh, clientCaPems: [cas.hostCa.certPem] }),
+      apply: (fresh) => follower.set(fresh),
       clock,
       logger,
     });
