@@ -1,0 +1,431 @@
+// Agentless revocation end to end, all real: an embedded platform (`svcd start`), a plain OpenSSH
+// sshd registered with `svcd agentless` and configured with RevokedKeys, two users whose
+// certificates come from `svc login` + `svc certs`, and the real `ssh` client. A lock made with
+// CreateLock reaches sshd through the KRL: once as `svcctl export --type krl` writes it (what a
+// cron job runs), once as `svcd agent --krl-file` keeps it fresh by itself (a second sshd reads
+// that file). The locked user is refused ("revoked" in sshd's log), the other still logs in, and
+// removing the lock lets the first back in.
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SqliteBackend } from "../core/backend/sqlite.ts";
+import { encodeKrl } from "../core/certs/krl.ts";
+import { SshCertSigner } from "../core/certs/ssh-cert.ts";
+import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
+import { ManualClock } from "../core/clock.ts";
+import type { LockRecord } from "../core/locks/lock.ts";
+import { CertJournal } from "../server/auth/cert-journal.ts";
+import { callUnary, userMetadata } from "../server/auth/client.ts";
+import { exportKrl as exportKrlRpc, revokedKeyIds } from "../server/auth/krl.ts";
+import { bin, type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
+import { freePort } from "./harness/ports.ts";
+import { type RunningSshd, startSshd } from "./harness/sshd.ts";
+import { type RotationPlatform, startRotationPlatform } from "./rotation-fixture.ts";
+
+const execFileP = promisify(execFile);
+/** The agent's KRL follows a lock through its trust stream; generous for a loaded machine. */
+const PROPAGATION_MS = 60_000;
+
+interface CertFiles {
+  private_key: string;
+  certificate: string;
+  known_hosts: string;
+}
+
+describe("KRL: locks reach an agentless sshd through RevokedKeys", () => {
+  let dir = "";
+  let p: RotationPlatform | undefined;
+  let agent: Daemon | undefined;
+  /** reads the KRL svcctl export writes */
+  let cronSshd: RunningSshd | undefined;
+  /** reads the KRL the agent keeps */
+  let agentSshd: RunningSshd | undefined;
+  const ports = { cron: 0, agent: 0, agentSsh: 0 };
+  let bob: CertFiles;
+  let carol: CertFiles;
+  let cronKrl = "";
+  let agentKrl = "";
+
+  const platform = (): RotationPlatform => {
+    if (!p) throw new Error("no platform");
+    return p;
+  };
+  const md = () => userMetadata(platform().adminSession);
+
+  async function ok(r: Promise<RunResult>): Promise<RunResult> {
+    const res = await r;
+    expect(res.code, `${res.stdout}\n${res.stderr}`).toBe(0);
+    return res;
+  }
+
+  /** `svcctl export --type krl --out FILE` as an admin types it (profile from svc login). */
+  const exportKrl = async (): Promise<void> => {
+    await ok(run("svcctl", ["export", "--type", "krl", "--out", cronKrl], { env: platform().adminEnv }));
+  };
+
+  /** One fresh ssh login; the error text when refused. */
+  async function login(f: CertFiles, port: number): Promise<{ ok: true } | { ok: false; why: string }> {
+    try {
+      const { stdout } = await execFileP(
+        "ssh",
+        [
+          "-F",
+          "/dev/null",
+          "-i",
+          f.private_key,
+          "-o",
+          `CertificateFile=${f.certificate}`,
+          "-o",
+          "IdentitiesOnly=yes",
+          "-o",
+          "IdentityAgent=none",
+          "-o",
+          `UserKnownHostsFile=${f.known_hosts}`,
+          "-o",
+          "GlobalKnownHostsFile=/dev/null",
+          "-o",
+          "StrictHostKeyChecking=yes",
+          "-o",
+          "BatchMode=yes",
+          "-o",
+          "ConnectTimeout=20",
+          "-o",
+          "HostKeyAlias=legacy",
+          "-p",
+          String(port),
+          "root@127.0.0.1",
+          "echo krl-$((40+2))",
+        ],
+        { timeout: 60_000 },
+      );
+      return stdout.trim() === "krl-42" ? { ok: true } : { ok: false, why: `stdout ${stdout}` };
+    } catch (err) {
+      return { ok: false, why: (err as { stderr?: string }).stderr ?? String(err) };
+    }
+  }
+
+  async function expectLogin(f: CertFiles, port: number): Promise<void> {
+    const r = await login(f, port);
+    expect(r, "why" in r ? r.why : "").toEqual({ ok: true });
+  }
+
+  /** Refused, and refused by the KRL (sshd logs the revocation), not for another reason. */
+  async function expectRevoked(f: CertFiles, sshd: RunningSshd, port: number): Promise<void> {
+    const before = sshd.log().length;
+    const r = await login(f, port);
+    expect(r.ok).toBe(false);
+    await waitFor(() => /revoked/i.test(sshd.log().slice(before)), "sshd logs the revoked key", 10_000);
+  }
+
+  async function eventually(f: CertFiles, port: number, want: boolean, what: string): Promise<void> {
+    await waitFor(async () => (await login(f, port)).ok === want, what, PROPAGATION_MS);
+  }
+
+  /** ssh-keygen -Q: is this certificate in that KRL? */
+  async function inKrl(krl: string, f: CertFiles): Promise<boolean> {
+    try {
+      await execFileP("ssh-keygen", ["-Q", "-f", krl, f.certificate]);
+      return false;
+    } catch (err) {
+      const e = err as { code?: number; stdout?: string };
+      if (e.code === 1 && /REVOKED/.test(e.stdout ?? "")) return true;
+      throw err;
+    }
+  }
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "svc-krl-e2e-"));
+    p = await startRotationPlatform(dir);
+    ports.cron = await freePort();
+    ports.agent = await freePort();
+    ports.agentSsh = await freePort();
+    cronKrl = join(dir, "revoked.krl");
+    agentKrl = join(dir, "agent-revoked.krl");
+    const bobEnv = await p.addUser("bob", ["root"]);
+    const carolEnv = await p.addUser("carol", ["root"]);
+    const certs = async (env: NodeJS.ProcessEnv, out: string) =>
+      json<CertFiles>(
+        await ok(platform().svc(["certs", "--out", join(dir, out), "--ttl", "2h", "--json"], env)),
+      );
+    bob = await certs(bobEnv, "bob-keys");
+    carol = await certs(carolEnv, "carol-keys");
+
+    // The sshd node: registered once; both sshd processes serve its host key and certificate.
+    const hostKeyPath = join(dir, "ssh_host_ed25519_key");
+    await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "legacy", "-f", hostKeyPath]);
+    const out = join(dir, "agentless");
+    await ok(
+      run("svcd", [
+        "agentless",
+        "--auth",
+        `127.0.0.1:${p.ports.auth}`,
+        "--ca-file",
+        p.caFile,
+        "--token",
+        await p.nodeToken("sshd-token"),
+        "--hostname",
+        "legacy",
+        "--address",
+        `127.0.0.1:${ports.cron}`,
+        "--host-key",
+        `${hostKeyPath}.pub`,
+        "--out",
+        out,
+      ]),
+    );
+    const sshdConfig = (await readFile(join(out, "sshd_config.svc"), "utf8")).split("\n").filter(Boolean);
+    const hostKey = { privatePath: hostKeyPath, publicLine: await readFile(`${hostKeyPath}.pub`, "utf8") };
+
+    // The cron way: the file exists before sshd needs it (a missing RevokedKeys file refuses all).
+    await exportKrl();
+    cronSshd = await startSshd({
+      hostKey,
+      extraConfig: [`Port ${ports.cron}`, `RevokedKeys ${cronKrl}`, ...sshdConfig],
+    });
+
+    // The agent way: an agent beside the second sshd keeps its KRL file.
+    agent = spawnDaemon(
+      [
+        "agent",
+        "--auth",
+        `127.0.0.1:${p.ports.auth}`,
+        "--ca-file",
+        p.caFile,
+        "--token",
+        await p.nodeToken("agent-token"),
+        "--data-dir",
+        join(dir, "agent"),
+        "--listen",
+        `127.0.0.1:${ports.agent}`,
+        "--hostname",
+        "krl-agent",
+        "--krl-file",
+        agentKrl,
+      ],
+      {},
+    );
+    await waitFor(async () => {
+      if (agent?.child.exitCode !== null) throw new Error(`agent exited: ${agent?.output()}`);
+      return stat(agentKrl).then(
+        () => true,
+        () => false,
+      );
+    }, "the agent writes its KRL file");
+    agentSshd = await startSshd({
+      hostKey,
+      extraConfig: [`Port ${ports.agentSsh}`, `RevokedKeys ${agentKrl}`, ...sshdConfig],
+    });
+  }, 300_000);
+
+  afterAll(async () => {
+    await cronSshd?.stop();
+    await agentSshd?.stop();
+    await agent?.stop();
+    await p?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("without a lock the KRLs are valid and empty: both users log in through both sshds", async () => {
+    expect((await readFile(cronKrl)).subarray(0, 8).toString("latin1")).toBe("SSHKRL\n\0");
+    expect((await stat(agentKrl)).mode & 0o777).toBe(0o644);
+    for (const port of [ports.cron, ports.agentSsh]) {
+      await expectLogin(bob, port);
+      await expectLogin(carol, port);
+    }
+  });
+
+  it("a user lock: the exported KRL refuses bob's certificate while carol still logs in", async () => {
+    await callUnary(
+      platform().admin,
+      "CreateLock",
+      { name: "bob-krl", target: { user: "bob" }, message: "offboarding" },
+      md(),
+    );
+    // sshd re-reads RevokedKeys on every authentication: no reload.
+    await exportKrl();
+    expect(await inKrl(cronKrl, bob)).toBe(true);
+    expect(await inKrl(cronKrl, carol)).toBe(false);
+    await expectRevoked(bob, cronSshd as RunningSshd, ports.cron);
+    await expectLogin(carol, ports.cron);
+
+    // The same bytes to stdout, as `svcctl export --type krl > FILE` in a shell.
+    const piped = join(dir, "piped.krl");
+    await execFileP("sh", ["-c", `"${bin("svcctl")}" export --type krl > "${piped}"`], {
+      env: { ...process.env, ...platform().adminEnv },
+    });
+    expect(await inKrl(piped, bob)).toBe(true);
+    expect(await inKrl(piped, carol)).toBe(false);
+  });
+
+  it("the agent's --krl-file follows the lock by itself", async () => {
+    await eventually(bob, ports.agentSsh, false, "the agent's sshd refuses bob");
+    await expectRevoked(bob, agentSshd as RunningSshd, ports.agentSsh);
+    await expectLogin(carol, ports.agentSsh);
+  });
+
+  it("a key-id lock revokes exactly that certificate", async () => {
+    const keyId = /Key ID: "([^"]+)"/.exec(
+      (await execFileP("ssh-keygen", ["-L", "-f", carol.certificate])).stdout,
+    )?.[1];
+    expect(keyId).toBeTruthy();
+    await callUnary(platform().admin, "CreateLock", { name: "carol-cert", target: { key_id: keyId } }, md());
+    await exportKrl();
+    expect(await inKrl(cronKrl, carol)).toBe(true);
+    await expectRevoked(carol, cronSshd as RunningSshd, ports.cron);
+    await callUnary(platform().admin, "DeleteLock", { name: "carol-cert" }, md());
+    await exportKrl();
+    await expectLogin(carol, ports.cron);
+  });
+
+  it("removing the lock and exporting again lets bob back in; the agent's file follows", async () => {
+    await callUnary(platform().admin, "DeleteLock", { name: "bob-krl" }, md());
+    await exportKrl();
+    expect(await inKrl(cronKrl, bob)).toBe(false);
+    await expectLogin(bob, ports.cron);
+    await eventually(bob, ports.agentSsh, true, "the agent's sshd admits bob again");
+    await expectLogin(carol, ports.agentSsh);
+  });
+
+  it("ExportKrl serves admins, nodes and proxies only: a user without locks/list is refused", async () => {
+    const r = await run("svcctl", ["export", "--type", "krl", "--out", join(dir, "x.krl")], {
+      env: { SVC_HOME: join(dir, "carol-home") },
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/denied|permission/i);
+  });
+});
+
+describe("issued-certificate journal and ExportKrl (in process)", () => {
+  const clock = new ManualClock(Date.now());
+  const backend = new SqliteBackend({ path: ":memory:", clock, sweepIntervalMs: 0 });
+  const journal = new CertJournal({ backend, clock });
+  const caOld = generateSshKeyPair("ed25519", { comment: "old" });
+  const caNew = generateSshKeyPair("ed25519", { comment: "new" });
+  const HOUR = 3600_000;
+  let dir = "";
+  const lock = (name: string, target: LockRecord["target"], expires?: Date): LockRecord => ({
+    name,
+    target,
+    message: "",
+    createdBy: "test",
+    createdAt: clock.now(),
+    ...(expires ? { expires } : {}),
+  });
+  const sign = (ca: typeof caOld, keyId: string, validBefore: Date) =>
+    new SshCertSigner(ca.privateKey).sign({
+      type: "user",
+      publicKey: generateSshKeyPair("ed25519").publicLine,
+      keyId,
+      principals: ["root"],
+      validAfter: new Date(clock.now().getTime() - 60_000),
+      validBefore,
+    });
+  const record = async (
+    ca: typeof caOld,
+    kind: "user" | "bot" | "workload",
+    name: string,
+    keyId: string,
+    roles: string[],
+    ttlMs: number,
+  ) => {
+    const validBefore = new Date(clock.now().getTime() + ttlMs);
+    const cert = sign(ca, keyId, validBefore);
+    await journal.record({ keyId, kind, name, roles, validBefore, certBlob: cert.blob });
+    return cert;
+  };
+
+  beforeAll(async () => {
+    dir = await mkdtemp(join(tmpdir(), "svc-krl-unit-"));
+  });
+  afterAll(async () => {
+    await backend.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("merges certificates of one key id (roles, CA keys, the latest expiry) and forgets them after it", async () => {
+    await record(caOld, "user", "dora", "user=dora session=1", ["access"], 2 * HOUR);
+    await record(caNew, "user", "dora", "user=dora session=1", ["auditor"], 1 * HOUR);
+    const [e] = (await journal.list()).filter((x) => x.name === "dora");
+    expect(e?.roles).toEqual(["access", "auditor"]);
+    expect(e?.caFingerprints).toHaveLength(2);
+    expect(e?.validBefore.getTime()).toBe(clock.now().getTime() + 2 * HOUR);
+    clock.advance(2 * HOUR + 1000);
+    expect((await journal.list()).filter((x) => x.name === "dora")).toEqual([]);
+  });
+
+  it("lists what a lock in force covers: user, role, bot, key id (with or without an entry); not a node lock", async () => {
+    await record(caOld, "user", "erin", "user=erin session=a", ["dev"], HOUR);
+    await record(caOld, "user", "fred", "user=fred session=b", ["ops"], HOUR);
+    await record(caOld, "bot", "ci", "bot:ci:gen:2", ["deploy"], HOUR);
+    await record(caOld, "workload", "spiffe://t/w", "workload:spiffe://t/w", ["ops"], HOUR);
+    const entries = await journal.list();
+    const now = clock.now();
+    const ids = (locks: LockRecord[]) => revokedKeyIds(entries, locks, now);
+    expect(ids([])).toEqual([]);
+    expect(ids([lock("a", { user: "erin" })])).toEqual(["user=erin session=a"]);
+    expect(ids([lock("b", { role: "ops" })])).toEqual(["user=fred session=b", "workload:spiffe://t/w"]);
+    expect(ids([lock("c", { bot: "ci" })])).toEqual(["bot:ci:gen:2"]);
+    expect(ids([lock("d", { keyId: "user=gone session=z" })])).toEqual(["user=gone session=z"]);
+    expect(ids([lock("e", { node: "n1" })])).toEqual([]);
+    // An expired lock covers nothing.
+    expect(ids([lock("f", { user: "erin" }, new Date(now.getTime() - 1))])).toEqual([]);
+  });
+
+  it("ExportKrl: every trusted user CA key gets the key ids; agents must be nodes or proxies", async () => {
+    const hankCert = await record(caOld, "user", "hank", "user=hank session=c", ["dev"], HOUR);
+    const newCert = await record(caNew, "user", "hank", "user=hank session=c", ["dev"], HOUR);
+    const other = await record(caOld, "user", "ivy", "user=ivy session=d", ["dev"], HOUR);
+    const deps = {
+      journal,
+      locks: () => [lock("h", { user: "hank" })],
+      publicKeys: () => ({ user_ca_ssh_public_keys: [caOld.publicLine, caNew.publicLine] }),
+      clock,
+      isNode: async (id: string) => id === "node-1",
+    };
+    const admin = {
+      kind: "user" as const,
+      username: "root",
+      sessionHash: "",
+      sessionExpires: new Date(),
+      sessionCreated: new Date(),
+      sessionMfa: false,
+      sessionScope: "full" as const,
+    };
+    const res = await exportKrlRpc(admin, deps);
+    const krlPath = join(dir, "export.krl");
+    await writeFile(krlPath, res.krl as Buffer);
+    const q = async (line: string) => {
+      const f = join(dir, `c-${Math.random().toString(36).slice(2)}-cert.pub`);
+      await writeFile(f, `${line}\n`);
+      return execFileP("ssh-keygen", ["-Q", "-f", krlPath, f]).then(
+        () => "ok",
+        (e: { code?: number }) => (e.code === 1 ? "revoked" : `error ${e.code}`),
+      );
+    };
+    expect(await q(hankCert.line)).toBe("revoked");
+    expect(await q(newCert.line)).toBe("revoked");
+    expect(await q(other.line)).toBe("ok");
+    // The digest names the content, not the time: same revocations, same digest.
+    clock.advance(1000);
+    expect((await exportKrlRpc(admin, deps)).digest).toBe(res.digest);
+    expect((await exportKrlRpc(admin, { ...deps, locks: () => [] })).digest).not.toBe(res.digest);
+    // Nodes and proxies are admitted; another service identity or an unknown node is not.
+    await expect(exportKrlRpc({ kind: "agent", agentId: "node-1" }, deps)).resolves.toBeDefined();
+    await expect(exportKrlRpc({ kind: "agent", agentId: "proxy:p1" }, deps)).resolves.toBeDefined();
+    await expect(exportKrlRpc({ kind: "agent", agentId: "node-2" }, deps)).rejects.toThrow(/nodes, proxies/);
+    await expect(exportKrlRpc({ kind: "agent", agentId: "auth:a" }, deps)).rejects.toThrow(/nodes, proxies/);
+    await expect(exportKrlRpc({ kind: "bot", botName: "ci" }, deps)).rejects.toThrow(/nodes, proxies/);
+    // An empty KRL is still a KRL: same header as the encoder's.
+    const empty = await exportKrlRpc(admin, { ...deps, locks: () => [] });
+    expect(Buffer.from(empty.krl as Buffer).subarray(0, 44)).toEqual(
+      encodeKrl({
+        generatedAt: clock.now(),
+        version: BigInt(Math.floor(clock.now().getTime() / 1000)),
+        comment: "svc: certificates covered by locks",
+      }).subarray(0, 44),
+    );
+  });
+});
