@@ -10,16 +10,19 @@ import type { Logger } from "pino";
 import { parseOpenSshPrivateKey } from "../../core/certs/ssh-keys.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { BadParameterError, hasCode } from "../../core/errors.ts";
-import { type AuthServiceClient, agentMetadata, callUnary, createAuthClient } from "../auth/client.ts";
+import { agentMetadata, callUnary } from "../auth/client.ts";
 import type { AuthRoute } from "../auth/via-proxy.ts";
 import { SERVER_VERSION } from "../version.ts";
 import { auditRequestOf, userOfKeyId } from "./audit.ts";
 import { agentAuthRoute, sameStoredRoute, storedRouteOf } from "./auth-target.ts";
-import { IDENTITY_FILE, loadIdentity, saveIdentity } from "./identity.ts";
+import { AgentCredentials, expiredIdentityMessage, identityValidity } from "./credentials.ts";
+import { type AgentIdentity, IDENTITY_FILE, loadIdentity, saveIdentity } from "./identity.ts";
 import { joinCluster } from "./join.ts";
 import { KrlFile } from "./krl-file.ts";
 import { type AgentTrust, startAgentTrust } from "./locks.ts";
 import { SessionRecorder } from "./recorder.ts";
+import { RenewalLoop, type RenewalPolicy } from "./renewal.ts";
+import { RotationFollower } from "./rotation-follow.ts";
 import { AgentSshServer, type AgentSshServerOptions, type SessionSink } from "./ssh-server.ts";
 import {
   type AgentTunnelOptions,
@@ -69,6 +72,8 @@ export interface AgentOptions {
   tunnel?: AgentTunnelOptions;
   /** diagnostics listener "host:port" (/healthz with the trust snapshot's age, /readyz, /metrics) */
   diagListen?: string;
+  /** when to renew the node's certificates (renewal.ts; tests shorten it) */
+  renewal?: Partial<RenewalPolicy>;
   /** keep auth's OpenSSH KRL (ExportKrl) in this file for a local sshd's RevokedKeys (krl-file.ts) */
   krlFile?: string;
 }
@@ -90,6 +95,10 @@ export interface RunningAgent {
   joined: boolean;
   /** the WatchTrust feed and lock enforcement (docs/locks.md) */
   trust: AgentTrust;
+  /** the live identity and auth client (renewed in place, docs/agent.md "Renewal") */
+  credentials: AgentCredentials;
+  /** the renewal schedule (next(), renewNow()) */
+  renewal: RenewalLoop;
   /** sends one heartbeat now (also refreshes the user CA keys) */
   heartbeat(): Promise<void>;
   /** stops heartbeating, ends SSH connections, finishes pending uploads and audit events */
@@ -156,11 +165,26 @@ async function freePort(host: string): Promise<number> {
   });
 }
 
+/** When the identity's certificates expired, or undefined while they are valid. */
+function expiredAt(identity: AgentIdentity, clock: Clock): Date | undefined {
+  const { validBefore } = identityValidity(identity);
+  return validBefore.getTime() <= clock.now().getTime() ? validBefore : undefined;
+}
+
 export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   const log = opts.logger;
   const clock = opts.clock ?? systemClock;
   const listen = splitHostPort(opts.listen ?? "0.0.0.0:3022", "listen");
   let identity = await loadIdentity(opts.dataDir);
+  // Expired certificates cannot renew (auth refuses the handshake): only a new join helps.
+  const expired = identity ? expiredAt(identity, clock) : undefined;
+  if (identity && expired) {
+    if (!opts.token) throw new BadParameterError(expiredIdentityMessage(opts.dataDir, expired));
+    log.warn(
+      { agentId: identity.agentId, expired: expired.toISOString() },
+      "the stored identity has expired: joining again with the given token",
+    );
+  }
   const route = await agentAuthRoute(
     {
       ...(opts.authAddress ? { authAddress: opts.authAddress } : {}),
@@ -192,7 +216,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   await resolveAdvertised();
 
   let joined = false;
-  if (!identity) {
+  if (!identity || expired) {
     if (!opts.token) throw new BadParameterError("this agent has not joined yet: a join token is required");
     identity = await joinCluster({
       authAddress: route.address,
@@ -200,7 +224,8 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
       ...(opts.caPin ? { caPin: opts.caPin } : {}),
       ...(opts.caFile ? { caFile: opts.caFile } : {}),
       token: opts.token,
-      hostname: opts.hostname ?? osHostname(),
+      // A re-join after expiry keeps the node's name (auth frees it from the expired node).
+      hostname: opts.hostname ?? identity?.hostname ?? osHostname(),
       addresses,
       labels: opts.labels ?? {},
     });
@@ -224,13 +249,15 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   const node = { id: id.agentId, hostname: id.hostname };
   const labels = opts.labels ?? id.labels ?? {};
 
-  const client: AuthServiceClient = createAuthClient({
-    address: route.address,
-    caPems: id.hostCaPems,
-    certPem: id.tlsCertificatePem,
-    keyPem: id.tlsKeyPem,
-    ...(route.serverName ? { serverName: route.serverName } : {}),
+  // Every call takes the client in force: a renewal rebuilds it with the new certificate.
+  const credentials = new AgentCredentials({
+    identity: id,
+    route: { address: route.address, ...(route.serverName ? { serverName: route.serverName } : {}) },
+    dataDir: opts.dataDir,
+    logger: log,
+    clock,
   });
+  const client = () => credentials.client();
   const md = () => agentMetadata(id.agentId);
   let userCaKeys = id.userCaSshPublicKeys;
 
@@ -243,7 +270,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   };
   const emit = (req: Parameters<typeof auditRequestOf>[0], extra: { recordingId?: string } = {}) =>
     track(
-      callUnary(client, "EmitAuditEvent", auditRequestOf(req, node, extra), md()).catch((err: unknown) =>
+      callUnary(client(), "EmitAuditEvent", auditRequestOf(req, node, extra), md()).catch((err: unknown) =>
         log.warn(
           { err: err instanceof Error ? err.message : String(err), type: req.type },
           "audit emit failed",
@@ -266,7 +293,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     onFinished: (meta) => {
       const done = recordingDone.get(meta.id);
       track(
-        uploadAndRemove(client, md, recordingsDir, meta, log).then(
+        uploadAndRemove(client(), md, recordingsDir, meta, log).then(
           (ok) => done?.resolve(ok ? meta.id : undefined),
           () => done?.resolve(undefined),
         ),
@@ -286,7 +313,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     authorizeLogin: async (q) => {
       try {
         await callUnary(
-          client,
+          client(),
           "AuthorizeSshLogin",
           { ssh_certificate: q.certificateLine, login: q.login, remote_address: q.remoteAddress },
           md(),
@@ -331,7 +358,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     ? agentTunnel({
         options: opts.tunnel,
         ...(route.proxy ? { proxyAddress: route.proxy } : {}),
-        identity: id,
+        identity: () => credentials.identity(),
         onStream: (stream, remote) => server.accept(stream, remote),
         // Other proxy replicas find the tunnel through auth: tell it at once.
         onLocation: () => void track(heartbeat().catch(() => undefined)),
@@ -342,7 +369,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   const heartbeat = async (): Promise<void> => {
     await resolveAdvertised();
     const res = await callUnary(
-      client,
+      client(),
       "Heartbeat",
       {
         hostname: id.hostname,
@@ -355,7 +382,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     );
     // The user CA may rotate: the trust snapshot carries its keys; polled only until one arrived.
     if (!trust?.watcher.current()) {
-      const pub = await callUnary(client, "GetPublicKeys", {}, md()).catch(() => undefined);
+      const pub = await callUnary(client(), "GetPublicKeys", {}, md()).catch(() => undefined);
       if (pub?.user_ca_ssh_public_keys && pub.user_ca_ssh_public_keys.length > 0)
         userCaKeys = pub.user_ca_ssh_public_keys;
     }
@@ -369,7 +396,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   const tick = async (): Promise<void> => {
     try {
       await heartbeat();
-      await uploadPending(client, md, recordingsDir, log, uploading());
+      await uploadPending(client(), md, recordingsDir, log, uploading());
     } catch (err) {
       if (
         hasCode(err, "not_authenticated") &&
@@ -389,7 +416,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   await track(tick());
   // After the first heartbeat (auth knows this node): locks and published CA keys, pushed.
   trust = await startAgentTrust({
-    client: () => client,
+    client,
     metadata: md,
     server,
     nodeId: id.agentId,
@@ -404,7 +431,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   const krlFile = opts.krlFile
     ? new KrlFile({
         path: opts.krlFile,
-        fetch: () => callUnary(client, "ExportKrl", {}, md(), { deadline: Date.now() + 10_000 }),
+        fetch: () => callUnary(client(), "ExportKrl", {}, md(), { deadline: Date.now() + 10_000 }),
         logger: log,
       })
     : undefined;
@@ -412,6 +439,30 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     trust.watcher.on("snapshot", () => void krlFile.refresh());
     krlFile.start();
   }
+  // Renewal: new SSH connections get the new host certificate, new calls and tunnel connections
+  // the new client certificate; sessions and calls already open keep theirs.
+  credentials.on("renewed", (next: AgentIdentity) => {
+    server.setHostIdentity(parseOpenSshPrivateKey(next.hostKeyOpenSsh).privateKey, next.hostCertificate);
+    if (next.userCaSshPublicKeys.length > 0 && !trust?.watcher.current())
+      userCaKeys = next.userCaSshPublicKeys;
+  });
+  const renewal = new RenewalLoop({
+    identity: () => credentials.identity(),
+    renew: () => credentials.renew(),
+    dataDir: opts.dataDir,
+    logger: log,
+    clock,
+    ...(opts.renewal ? { policy: opts.renewal } : {}),
+  });
+  renewal.start();
+  // A host CA rotation in update_servers asks for certificates from the new key at once.
+  const follower = new RotationFollower({
+    certificates: () => credentials.identity(),
+    renewNow: (reason) => renewal.renewNow(reason),
+    logger: log,
+  });
+  trust.watcher.on("snapshot", (s) => void follower.onAuthorities(s.authorities));
+  log.info({ renewAt: renewal.next()?.toISOString() }, "node certificate renewal scheduled");
   // After the first heartbeat: the proxy admits only nodes auth knows.
   tunnel?.start();
   log.info({ agentId: id.agentId, ssh: bound, addresses }, "agent serving SSH");
@@ -425,17 +476,20 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
     ...(tunnel ? { tunnel } : {}),
     joined,
     trust,
+    credentials,
+    renewal,
     heartbeat,
     async close() {
       stopped = true;
       if (timer) clearTimeout(timer);
+      renewal.stop();
       await trust?.close();
       await krlFile?.close();
       await tunnel?.close();
       await server.close();
       // Let sessions that just ended finish uploading and auditing (bounded by their own timeouts).
       while (inflight.size > 0) await Promise.allSettled([...inflight]);
-      client.close();
+      credentials.close();
     },
   };
 }

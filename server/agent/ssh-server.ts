@@ -7,7 +7,7 @@
 
 import type { KeyObject } from "node:crypto";
 import { randomUUID } from "node:crypto";
-import type { Socket } from "node:net";
+import { createServer as createNetServer, type Server as NetServer, type Socket } from "node:net";
 import type { Duplex } from "node:stream";
 import type { Logger } from "pino";
 import ssh2, { type AuthContext, type Connection, type ServerChannel, type Session } from "ssh2";
@@ -147,7 +147,14 @@ export async function resolveLoginUser(
 
 export class AgentSshServer {
   readonly #opts: AgentSshServerOptions;
-  readonly #server: InstanceType<typeof ssh2.Server>;
+  /**
+   * Runs the SSH handshake of new connections with the host key and certificate in force. A
+   * renewal (setHostIdentity) replaces it; connections already open keep the one they started
+   * with (an OpenSSH client refuses a host key change on re-key), so nothing live is cut.
+   */
+  #handshake: InstanceType<typeof ssh2.Server>;
+  /** the TCP listener (absent for a tunnel-only agent): hands each socket to #handshake */
+  #listener: NetServer | undefined;
   readonly #connections = new Set<Connection>();
   /** authenticated connections with their open session channels */
   readonly #live = new Map<Connection, Live>();
@@ -155,23 +162,36 @@ export class AgentSshServer {
 
   constructor(opts: AgentSshServerOptions) {
     this.#opts = opts;
-    this.#server = new ssh2.Server(
-      { hostKeys: [{ key: ssh2PrivateKey(opts.hostKey), certificate: opts.hostCertificate }] },
+    this.#handshake = this.#handshaker(opts.hostKey, opts.hostCertificate);
+  }
+
+  #handshaker(hostKey: KeyObject | string, hostCertificate: string): InstanceType<typeof ssh2.Server> {
+    const server = new ssh2.Server(
+      { hostKeys: [{ key: ssh2PrivateKey(hostKey), certificate: hostCertificate }] },
       (conn, info) => this.#onConnection(conn, info.ip, info.port),
     );
-    this.#server.on("error", (err: Error) => opts.logger.warn({ err: err.message }, "ssh server error"));
+    server.on("error", (err: Error) => this.#opts.logger.warn({ err: err.message }, "ssh server error"));
+    return server;
+  }
+
+  /** New connections present this host key and certificate from now on (a renewal). */
+  setHostIdentity(hostKey: KeyObject | string, hostCertificate: string): void {
+    this.#handshake = this.#handshaker(hostKey, hostCertificate);
   }
 
   /** Listens (port 0: a free port); resolves with the bound address. */
   async listen(port = 0, host = "127.0.0.1"): Promise<{ host: string; port: number }> {
+    const listener = createNetServer((socket) => this.#handshake.injectSocket(socket));
+    listener.on("error", (err: Error) => this.#opts.logger.warn({ err: err.message }, "ssh listener error"));
     await new Promise<void>((resolve, reject) => {
-      this.#server.once("error", reject);
-      this.#server.listen(port, host, () => {
-        this.#server.off("error", reject);
+      listener.once("error", reject);
+      listener.listen(port, host, () => {
+        listener.off("error", reject);
         resolve();
       });
     });
-    const addr = this.#server.address();
+    this.#listener = listener;
+    const addr = listener.address();
     if (!addr || typeof addr === "string") throw new Error("ssh server has no TCP address");
     this.#local = { host: addr.address, port: addr.port };
     return { ...this.#local };
@@ -185,15 +205,16 @@ export class AgentSshServer {
   accept(stream: Duplex, remote: { address: string; port: number }): void {
     // ssh2 reads the peer from socket-like fields; a tunnel stream has none of its own.
     Object.assign(stream, { remoteAddress: remote.address, remotePort: remote.port, remoteFamily: "tunnel" });
-    this.#server.injectSocket(stream as Socket);
+    this.#handshake.injectSocket(stream as Socket);
   }
 
   /** Stops listening and ends every open connection (their sessions' processes get SIGHUP). */
   async close(): Promise<void> {
     for (const c of this.#connections) c.end();
     // A tunnel-only server never listened: close() would wait for a listener that never was.
-    if (!this.#server.address()) return;
-    await new Promise<void>((resolve) => this.#server.close(() => resolve()));
+    const listener = this.#listener;
+    if (!listener?.address()) return;
+    await new Promise<void>((resolve) => listener.close(() => resolve()));
   }
 
   /** The authenticated connections now. */

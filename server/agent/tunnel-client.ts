@@ -32,6 +32,11 @@ export interface TunnelClientOptions {
   /** the agent's X.509 client certificate and key (from the join) */
   certPem: string;
   keyPem: string;
+  /**
+   * The trust and client certificate for the next connection, when they change while running
+   * (a renewal, credentials.ts); overrides caPems, certPem and keyPem. A live tunnel keeps its own.
+   */
+  credentials?: () => { caPems: readonly string[]; certPem: string; keyPem: string };
   /** a new byte stream from the proxy to this node's SSH server; `remote` is the proxy's address */
   onStream: (stream: Duplex, remote: { address: string; port: number }) => void;
   logger: Logger;
@@ -148,14 +153,15 @@ export class TunnelClient {
   #connect(): void {
     if (this.#stopped) return;
     const o = this.#o;
+    const creds = o.credentials?.() ?? o;
     const socket = tlsConnect({
       host: this.#target.host,
       port: this.#target.port,
       // SNI carries names only; an IP address is checked against the certificate's IP SANs.
       ...(o.serverName || !isIP(this.#target.host) ? { servername: o.serverName ?? this.#target.host } : {}),
-      ca: [...o.caPems],
-      cert: o.certPem,
-      key: o.keyPem,
+      ca: [...creds.caPems],
+      cert: creds.certPem,
+      key: creds.keyPem,
       ALPNProtocols: [TUNNEL_ALPN],
       minVersion: "TLSv1.3",
       timeout: o.connectTimeoutMs ?? 15_000,
@@ -237,7 +243,8 @@ export function agentTunnel(o: {
   options: AgentTunnelOptions;
   /** the proxy the agent reaches auth through, if any */
   proxyAddress?: string;
-  identity: { hostCaPems: readonly string[]; tlsCertificatePem: string; tlsKeyPem: string };
+  /** the identity in force (read at every connection: a renewal swaps it) */
+  identity: () => { hostCaPems: readonly string[]; tlsCertificatePem: string; tlsKeyPem: string };
   onStream: TunnelClientOptions["onStream"];
   onLocation: NonNullable<TunnelClientOptions["onLocation"]>;
   logger: Logger;
@@ -247,12 +254,17 @@ export function agentTunnel(o: {
     throw new BadParameterError(
       "a tunnel needs the proxy's address: --proxy host:port or --tunnel host:port",
     );
+  const id = o.identity();
   return new TunnelClient({
     proxyAddress,
     ...(o.options.serverName ? { serverName: o.options.serverName } : {}),
-    caPems: o.identity.hostCaPems,
-    certPem: o.identity.tlsCertificatePem,
-    keyPem: o.identity.tlsKeyPem,
+    caPems: id.hostCaPems,
+    certPem: id.tlsCertificatePem,
+    keyPem: id.tlsKeyPem,
+    credentials: () => {
+      const now = o.identity();
+      return { caPems: now.hostCaPems, certPem: now.tlsCertificatePem, keyPem: now.tlsKeyPem };
+    },
     onStream: o.onStream,
     onLocation: o.onLocation,
     logger: o.logger,

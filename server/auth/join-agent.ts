@@ -99,6 +99,11 @@ export interface AgentRegistration {
   host_key_fingerprint: string;
   token: string;
   joined_at: string;
+  /**
+   * RFC 3339: when the agent's certificates expire (set at join and at each renewal). Past it the
+   * node can only join again, so a new join may take over its hostname.
+   */
+  certs_expire?: string;
 }
 
 export const AGENT_PREFIX = "agents/";
@@ -410,6 +415,7 @@ export class AgentJoin implements AgentJoinHandler {
       host_key_fingerprint: sshFingerprint(input.hostKey.blob),
       token: token.metadata.name,
       joined_at: now.toISOString(),
+      ...(input.agentless ? {} : { certs_expire: new Date(now.getTime() + hostTtl * 1000).toISOString() }),
     };
     // The redemption and the registration in one transaction: a crash never leaves a spent token
     // without the node it admitted (the node would be unable to join again) or the reverse.
@@ -507,8 +513,18 @@ export class AgentJoin implements AgentJoinHandler {
     const taken = `hostname ${JSON.stringify(hostname)} is already registered to another node (svcctl nodes rm ${hostname} frees it)`;
     // Nodes that joined before names were reserved have a registration but no reservation.
     const lower = hostname.toLowerCase();
-    if ((await listAgentRegistrations(this.#d.backend)).some((r) => r.hostname.toLowerCase() === lower))
-      throw new AlreadyExistsError(taken);
+    for (const r of await listAgentRegistrations(this.#d.backend)) {
+      if (r.hostname.toLowerCase() !== lower) continue;
+      // An agent whose certificates expired can never call again: its name goes to the new join
+      // (the agent re-joining after being offline too long, docs/agent.md "Renewal").
+      const expires = r.certs_expire ? Date.parse(r.certs_expire) : Number.NaN;
+      if (r.agentless || !(expires <= now.getTime())) throw new AlreadyExistsError(taken);
+      this.#d.logger.info(
+        { agentId: r.id, hostname: r.hostname },
+        "replacing a node whose certificates expired",
+      );
+      await this.remove(r.id);
+    }
     const key = hostnameKey(hostname);
     const value = { agent_id: id, at: now.toISOString() };
     try {

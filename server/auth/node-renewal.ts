@@ -179,6 +179,7 @@ export class NodeRenewal implements NodeRenewalHandler {
       ...reg,
       host_public_key: `${hostKey.type} ${hostKey.blob.toString("base64")}`,
       host_key_fingerprint: sshFingerprint(hostKey.blob),
+      certs_expire: validBefore.toISOString(),
     };
     await d.backend
       .compareAndSwap(item.key, item.revision, next as unknown as JsonObject)
