@@ -144,15 +144,6 @@ describe("KRL: locks reach an agentless sshd through RevokedKeys", () => {
     ports.agentSsh = await freePort();
     cronKrl = join(dir, "revoked.krl");
     agentKrl = join(dir, "agent-revoked.krl");
-    const bobEnv = await p.addUser("bob", ["root"]);
-    const carolEnv = await p.addUser("carol", ["root"]);
-    const certs = async (env: NodeJS.ProcessEnv, out: string) =>
-      json<CertFiles>(
-        await ok(platform().svc(["certs", "--out", join(dir, out), "--ttl", "2h", "--json"], env)),
-      );
-    bob = await certs(bobEnv, "bob-keys");
-    carol = await certs(carolEnv, "carol-keys");
-
     // The sshd node: registered once; both sshd processes serve its host key and certificate.
     const hostKeyPath = join(dir, "ssh_host_ed25519_key");
     await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", "legacy", "-f", hostKeyPath]);
@@ -178,6 +169,15 @@ describe("KRL: locks reach an agentless sshd through RevokedKeys", () => {
     );
     const sshdConfig = (await readFile(join(out, "sshd_config.svc"), "utf8")).split("\n").filter(Boolean);
     const hostKey = { privatePath: hostKeyPath, publicLine: await readFile(`${hostKeyPath}.pub`, "utf8") };
+    // After the registration: certificates name <login>@<node id> for the agentless nodes they see.
+    const bobEnv = await p.addUser("bob", ["root"]);
+    const carolEnv = await p.addUser("carol", ["root"]);
+    const certs = async (env: NodeJS.ProcessEnv, folder: string) =>
+      json<CertFiles>(
+        await ok(platform().svc(["certs", "--out", join(dir, folder), "--ttl", "2h", "--json"], env)),
+      );
+    bob = await certs(bobEnv, "bob-keys");
+    carol = await certs(carolEnv, "carol-keys");
 
     // The cron way: the file exists before sshd needs it (a missing RevokedKeys file refuses all).
     await exportKrl();
