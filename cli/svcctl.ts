@@ -3,6 +3,7 @@
 import { Command, Option } from "commander";
 import { runCli } from "./exit-codes.ts";
 import { CLIENT_VERSION } from "./svc-session.ts";
+import { CA_TYPE_CHOICES, caRotate, caStatus, PHASE_CHOICES } from "./svcctl-ca.ts";
 import { EXPORT_TYPES, exportCa } from "./svcctl-export.ts";
 import {
   agentIdentitiesAdd,
@@ -19,7 +20,9 @@ import { type GlobalOptions, rolesLs, usersAdd, usersLs, usersReset, usersRm } f
 
 export function svcctlProgram(): Command {
   const program = new Command("svcctl")
-    .description("svc admin CLI: users, roles, join tokens, nodes, agent identities, CA export, audit")
+    .description(
+      "svc admin CLI: users, roles, join tokens, nodes, agent identities, CA export and rotation, audit",
+    )
     .version(CLIENT_VERSION, "-v, --version")
     .option(
       "--auth <host:port>",
@@ -146,6 +149,29 @@ export function svcctlProgram(): Command {
     .option("--cluster-name <name>", "cluster name for the key comments (default: from svc.yaml, else svc)")
     .addOption(json())
     .action(async (_o, cmd: Command) => exportCa(globals(cmd)));
+
+  const ca = group("ca", "certificate authority rotation (docs/ca-rotation.md)");
+  ca.command("status")
+    .description("every CA with its rotation phase, mode and keys")
+    .addOption(json())
+    .action(async (_o, cmd: Command) => caStatus(globals(cmd)));
+  ca.command("rotate")
+    .description(
+      "move a CA to a rotation phase (init, update_clients, update_servers, standby; rollback until standby), or start an automatic rotation with --auto",
+    )
+    .addOption(new Option("--type <type>", "which CA").choices(CA_TYPE_CHOICES).makeOptionMandatory())
+    .addOption(new Option("--phase <phase>", "the phase to move to").choices(PHASE_CHOICES))
+    .option("--auto", "start at init and move on by itself after each grace period")
+    .option(
+      "--grace <duration>",
+      "with --auto: how long each phase is held (default: auth.ca_rotation_grace, 1h)",
+    )
+    .option(
+      "--force",
+      "standby: end the rotation even though certificates of the removed key are still valid",
+    )
+    .addOption(json())
+    .action(async (_o, cmd: Command) => caRotate(globals(cmd) as Parameters<typeof caRotate>[0]));
 
   group("audit", "audit log")
     .command("search")
