@@ -130,6 +130,9 @@ export async function startAuthRole(o: {
       lockoutMs: parseDuration(o.config.auth.lockout.duration),
     },
     sessionTtlMs: parseDuration(o.config.auth.session_ttl),
+    ...(o.config.auth.lock_keepalive
+      ? { lockKeepaliveSeconds: parseDuration(o.config.auth.lock_keepalive) / 1000 }
+      : {}),
     // WebAuthn ceremonies are bound to the proxy's public address, decided here, not by callers.
     relyingParty: relyingParty(proxyConfigFrom(o.config, SERVER_VERSION)),
     agentJoin,

@@ -74,6 +74,11 @@ export const ConfigSchema = Type.Object(
          * no --grace (docs/ca-rotation.md); 1m..30d.
          */
         ca_rotation_grace: Type.String({ pattern: DURATION_PATTERN, default: "1h" }),
+        /**
+         * The longest auth waits between two WatchTrust snapshots when nothing changes, so nodes
+         * and proxies can tell a quiet stream from a dead one (docs/locks.md); 1s..5m, default 15s.
+         */
+        lock_keepalive: Type.Optional(Type.String({ pattern: DURATION_PATTERN })),
         /** Web session lifetime (and its cookies'); 5m..30d. */
         session_ttl: Type.String({ pattern: DURATION_PATTERN, default: "12h" }),
         lockout: Type.Object(
@@ -284,6 +289,11 @@ export function checkConfig(raw: unknown, origin = "config"): Config {
   const nodeTtl = parseDuration(config.auth.node_cert_ttl);
   if (nodeTtl < 5 * 60_000 || nodeTtl > 90 * 86_400_000) {
     throw new BadParameterError(`${origin}: field auth.node_cert_ttl: must be between 5m and 90d`);
+  }
+  if (config.auth.lock_keepalive !== undefined) {
+    const keepalive = parseDuration(config.auth.lock_keepalive);
+    if (keepalive < 1000 || keepalive > 5 * 60_000)
+      throw new BadParameterError(`${origin}: field auth.lock_keepalive: must be between 1s and 5m`);
   }
   const grace = parseDuration(config.auth.ca_rotation_grace);
   if (grace < 60_000 || grace > 30 * 86_400_000) {

@@ -242,10 +242,15 @@ describe("BootstrapAgentIdentity and RenewAgentIdentity", () => {
         agentMetadata("deployer"),
       ),
     );
+    // The theft also made a Lock (created by auth), which is what refuses the bot now.
     expect(svid).toMatchObject({
       code: status.PERMISSION_DENIED,
-      details: "agent identity deployer is locked",
+      details: expect.stringMatching(/^locked: credential theft suspected: generation \d+ presented/),
     });
+    const locks = await callUnary(env.client, "ListLocks", {}, userMetadata(await env.adminSession()));
+    expect(locks.locks).toEqual([
+      expect.objectContaining({ target: expect.objectContaining({ bot: "deployer" }), created_by: "auth" }),
+    ]);
     const events = await audit("bot.locked", "bot:deployer");
     expect(events.total_count).toBe(1);
     const fields = JSON.parse(events.items[0]?.fields_json ?? "{}");

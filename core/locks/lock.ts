@@ -2,6 +2,7 @@
 // certificate's key id), a message for whoever is refused, an optional expiry. Pure: the same
 // decision runs in auth, in agents and in proxies (docs/locks.md).
 import type { Lock, Lock__Output } from "../../proto/generated/svc/v1/Lock.ts";
+import { BadParameterError } from "../errors.ts";
 
 export type LockTarget =
   | { user: string }
@@ -51,7 +52,7 @@ function targetFromProto(t: Lock__Output["target"]): LockTarget {
   if (t?.bot) return { bot: t.bot };
   if (t?.node) return { node: t.node };
   if (t?.key_id) return { keyId: t.key_id };
-  throw new Error("lock has no target");
+  throw new BadParameterError("lock has no target");
 }
 
 function dateOf(text: string): Date | undefined {
@@ -91,4 +92,22 @@ export function lockToProto(l: LockRecord): Lock {
     created_by: l.createdBy,
     created_at: l.createdAt.toISOString(),
   };
+}
+
+/**
+ * What a refused caller reads: "locked: <message>" ("node is locked: <message>" for a node lock).
+ * The message is the admin's text; without one, the lock's name (never a secret either).
+ */
+export function lockRefusal(lock: LockRecord): string {
+  const why = lock.message || `by lock ${lock.name}`;
+  return "node" in lock.target ? `node is locked: ${why}` : `locked: ${why}`;
+}
+
+/** The target as one word and value ("user alice"), for logs, audit and listings. */
+export function describeTarget(target: LockTarget): string {
+  if ("user" in target) return `user ${target.user}`;
+  if ("role" in target) return `role ${target.role}`;
+  if ("bot" in target) return `bot ${target.bot}`;
+  if ("node" in target) return `node ${target.node}`;
+  return `key_id ${target.keyId}`;
 }

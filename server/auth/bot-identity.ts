@@ -51,6 +51,7 @@ import {
   sameHash,
 } from "../../core/identity/renewal-credential.ts";
 import type { JsonObject } from "../../core/json.ts";
+import { lockRefusal } from "../../core/locks/lock.ts";
 import { type AccessChecker, newAccessChecker } from "../../core/rbac/index.ts";
 import {
   type AgentIdentity,
@@ -73,7 +74,7 @@ import type { RenewAgentIdentityRequest__Output } from "../../proto/generated/sv
 import { type Caller, callerLabel } from "./caller.ts";
 import { CertJournal } from "./cert-journal.ts";
 import { joinSecretHash, parseJoinToken } from "./join-agent.ts";
-import type { AgentIdentityHandler } from "./machine-identity.ts";
+import type { AgentIdentityHandler, BotLocks } from "./machine-identity.ts";
 import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } from "./user-cert-content.ts";
 
 export interface AgentIdentityServiceDeps {
@@ -166,9 +167,14 @@ interface Issued {
 
 export class AgentIdentityService implements AgentIdentityHandler {
   readonly #d: AgentIdentityServiceDeps;
+  #locks: BotLocks | undefined;
 
   constructor(deps: AgentIdentityServiceDeps) {
     this.#d = deps;
+  }
+
+  useLocks(locks: BotLocks): void {
+    this.#locks = locks;
   }
 
   // ---- admin ----------------------------------------------------------------------------------
@@ -376,6 +382,8 @@ export class AgentIdentityService implements AgentIdentityHandler {
           revoked_ssh_serial: state.ssh_serial,
         });
         this.#d.logger.warn({ bot: name, reason }, "bot locked: stale renewal credential");
+        // Also a Lock (docs/locks.md): nodes and proxies learn it and end the copy's sessions.
+        await this.#locks?.lockByAuth({ bot: name }, `credential theft suspected: ${reason}`);
         throw new AccessDeniedError(`agent identity ${name} is locked: ${reason}`);
       }
       if (verdict.kind === "retry") {
@@ -509,6 +517,9 @@ export class AgentIdentityService implements AgentIdentityHandler {
     }
     const checker = newAccessChecker({ name: botUser(name), roles, traits: {} });
     if (checker.options().locked) throw new AccessDeniedError(`agent identity ${name} is locked by a role`);
+    // A Lock on the bot or one of its roles: no bootstrap, renewal or SVID while it is in force.
+    const lock = this.#locks?.covering({ bot: name, roles: identity.spec.roles });
+    if (lock) throw new AccessDeniedError(lockRefusal(lock));
     return { identity, checker };
   }
 

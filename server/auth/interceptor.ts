@@ -46,6 +46,11 @@ export interface InterceptorDeps {
   agentActive?: (agentId: string) => Promise<boolean>;
   /** Do the user's roles require a second factor (role option require_mfa)? */
   requireMfa?: (username: string) => boolean;
+  /**
+   * Locks (docs/locks.md): the refusal ("locked: <message>") when a lock covers this caller for
+   * this RPC, else undefined. Asked once the caller is known and admitted by the table.
+   */
+  lockedOut?: (rpc: string, caller: Caller) => string | undefined;
 }
 
 function single(metadata: Metadata, key: string): string | undefined {
@@ -142,6 +147,8 @@ export function authInterceptor(deps: InterceptorDeps): ServerInterceptor {
         authenticate(deps, metadata, call)
           .then((caller) => {
             authorize(deps, rpc, caller);
+            const locked = deps.lockedOut?.(rpc, caller);
+            if (locked !== undefined) throw new AccessDeniedError(locked);
             attachCaller(metadata, caller);
             next(metadata);
           })

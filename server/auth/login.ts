@@ -6,7 +6,12 @@
 // and an address the user logged in from before is not held back by others' failures for the name.
 import type { Backend } from "../../core/backend/backend.ts";
 import type { Clock } from "../../core/clock.ts";
-import { BadParameterError, LimitExceededError, NotAuthenticatedError } from "../../core/errors.ts";
+import {
+  AccessDeniedError,
+  BadParameterError,
+  LimitExceededError,
+  NotAuthenticatedError,
+} from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
 import { LoginThrottle, type ThrottlePolicy } from "./login-throttle.ts";
 import { getPasswordHash, hashPassword, MAX_PASSWORD_LENGTH, verifyPassword } from "./passwords.ts";
@@ -40,6 +45,8 @@ export interface LocalLoginDeps {
   webauthn: WebAuthnStore;
   /** May this user log in with a password at all (exists, local_login, not disabled or role-locked)? */
   loginAllowed: (username: string) => boolean;
+  /** "locked: <message>" when a lock covers the user (docs/locks.md); asked once the password matched. */
+  lockedOut?: (username: string) => string | undefined;
   /** Do the user's roles require a second factor (role option require_mfa)? */
   requireMfa: (username: string) => boolean;
   lockout?: LockoutPolicy;
@@ -124,6 +131,12 @@ export class LocalLogin {
       throw new NotAuthenticatedError(INVALID);
     }
     await settle("success");
+    // After the password check, so the refusal tells nothing to someone without it.
+    const locked = this.#d.lockedOut?.(username);
+    if (locked !== undefined) {
+      await this.#auditFailure(username, fields, "locked");
+      throw new AccessDeniedError(locked);
+    }
     if (await this.#d.webauthn.hasDevices(username)) {
       const mfaToken = await this.#d.webauthn.issueMfaToken(username);
       await backend.appendAudit({

@@ -3,6 +3,7 @@
 // AuthService only delegates to these; each flow decides and audits on its own.
 import type { PeerCertificate } from "node:tls";
 import type { ServerDuplexStream } from "@grpc/grpc-js";
+import type { LockRecord, LockSubject, LockTarget } from "../../core/locks/lock.ts";
 import type { AgentIdentityCredentials } from "../../proto/generated/svc/v1/AgentIdentityCredentials.ts";
 import type { AuthenticateSPIFFERequest__Output } from "../../proto/generated/svc/v1/AuthenticateSPIFFERequest.ts";
 import type { AuthenticateSPIFFEResponse } from "../../proto/generated/svc/v1/AuthenticateSPIFFEResponse.ts";
@@ -44,6 +45,14 @@ export interface AgentIdentityHandler {
   ): Promise<AgentIdentityCredentials>;
   /** The roles a bot holds now; undefined when it may not act (unknown, not bootstrapped, locked). */
   activeRoles(name: string): Promise<{ roles: readonly string[] } | undefined>;
+  /** Auth hands its lock service over (docs/locks.md): locked bots are refused, theft locks. */
+  useLocks?(locks: BotLocks): void;
+}
+
+/** What bots need of the lock service. */
+export interface BotLocks {
+  covering(subject: LockSubject): LockRecord | undefined;
+  lockByAuth(target: LockTarget, message: string): Promise<unknown>;
 }
 
 /** Workloads: SVIDs for bots that serve them, and SVID -> SSH certificate. */

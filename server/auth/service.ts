@@ -27,12 +27,14 @@ import {
   UnavailableError,
 } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
+import { type LockSubject, lockRefusal } from "../../core/locks/lock.ts";
 import { type AccessChecker, accessForUser } from "../../core/rbac/index.ts";
 import type { Role, User } from "../../core/resources/index.ts";
 import type { ResourceSource, ResourceWriter } from "../../core/sources/source.ts";
 import type { AuditEvent } from "../../proto/generated/svc/v1/AuditEvent.ts";
 import type { AuthenticateLocalResponse } from "../../proto/generated/svc/v1/AuthenticateLocalResponse.ts";
 import type { AuthServiceHandlers } from "../../proto/generated/svc/v1/AuthService.ts";
+import type { CertAuthorityStatus } from "../../proto/generated/svc/v1/CertAuthorityStatus.ts";
 import type { ClusterInfo } from "../../proto/generated/svc/v1/ClusterInfo.ts";
 import type { GetRecordingRequest__Output } from "../../proto/generated/svc/v1/GetRecordingRequest.ts";
 import type { GetRecordingResponse } from "../../proto/generated/svc/v1/GetRecordingResponse.ts";
@@ -54,8 +56,9 @@ import { type Caller, callerLabel, callerOf } from "./caller.ts";
 import { CertJournal } from "./cert-journal.ts";
 import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
-import { exportKrl, lockRecordsOf } from "./krl.ts";
 import type { AgentJoinHandler } from "./join-agent.ts";
+import { exportKrl, lockRecordsOf } from "./krl.ts";
+import { LockService } from "./locks.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult, peerHost } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
 import { managedBySvcctl } from "./managed-by.ts";
@@ -79,6 +82,7 @@ import { hashSecret, SessionStore, type WebSession } from "./sessions.ts";
 import { authorizeSshLogin, type SshLoginDeps } from "./ssh-login.ts";
 import { SsoFlow, type SsoOptions } from "./sso/flow.ts";
 import { SsoUsers } from "./sso/users.ts";
+import { TrustFeed, trustFeedSources } from "./trust-feed.ts";
 import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } from "./user-cert-content.ts";
 import { checkRelyingParty, type RelyingParty, WebAuthnStore } from "./webauthn.ts";
 
@@ -139,6 +143,11 @@ export interface AuthServiceDeps {
    * the providers, protocols. Always served; the defaults read file references only.
    */
   sso?: SsoOptions;
+  /** WatchTrust keepalive (config auth.lock_keepalive; default 15 s). */
+  lockKeepaliveSeconds?: number;
+  /** CA rotation state for WatchTrust snapshots (cas.status()) and its change hook (cas.onChange). */
+  authorities?: () => CertAuthorityStatus[];
+  onAuthoritiesChange?: (fn: () => void) => () => void;
 }
 
 export const AUDIT_DEFAULT_LIMIT = 50;
@@ -149,11 +158,6 @@ const FIRST_DEVICE_ONLY =
   "a session without MFA enrols only the first WebAuthn device: log in with your device to add another";
 
 type Unary<Req, Res> = (req: Req, caller: Caller, call: ServerUnaryCall<Req, Res>) => Promise<Res>;
-
-/** A trust-lifecycle RPC whose part has not landed yet answers UNIMPLEMENTED. */
-function notYet(rpc: string): never {
-  throw new NotImplementedError(`${rpc} is not implemented yet`);
-}
 
 function unary<Req, Res>(fn: Unary<Req, Res>) {
   return (call: ServerUnaryCall<Req, Res>, callback: sendUnaryData<Res>): void => {
@@ -248,6 +252,9 @@ export class AuthService {
   readonly #operatorHooks: OperatorHooks;
   readonly #unsubscribe: () => void;
   readonly #emitLimiter = new EmitRateLimiter();
+  /** Lock resources in force (locks.ts) and what WatchTrust streams (trust-feed.ts). */
+  readonly locks: LockService;
+  readonly trustFeed: TrustFeed;
   /** Every SSH user certificate issued, for ExportKrl (cert-journal.ts). */
   readonly #journal: CertJournal;
   /** AccessChecker per User object, valid while the same Role objects resolve (see checkerFor). */
@@ -272,6 +279,7 @@ export class AuthService {
       clock: deps.clock,
       sessions: this.sessions,
       webauthn: this.webauthn,
+      lockedOut: (name) => this.#userLockRefusal(name),
       loginAllowed: (name) =>
         this.#activeChecker(name) !== undefined && this.#user(name)?.spec.local_login !== false,
       requireMfa: (name) => this.#activeChecker(name)?.options().requireMfa === true,
@@ -289,11 +297,36 @@ export class AuthService {
       webauthn: this.webauthn,
       users: this.ssoUsers,
       sessionTtlMs: this.sessions.ttlMs,
-      activeChecker: (name) => this.#activeChecker(name),
+      // A locked user's single sign-on stops here, saying so.
+      activeChecker: (name) => {
+        const refusal = this.#userLockRefusal(name);
+        if (refusal) throw new AccessDeniedError(refusal);
+        return this.#activeChecker(name);
+      },
     });
     const adminAudit = (e: { event_type: string; user_name: string; success: boolean; fields: JsonObject }) =>
       this.#audit(e);
     const writer = deps.writer ? { writer: managedBySvcctl(deps.writer) } : {};
+    this.locks = new LockService({
+      source: deps.source,
+      ...writer,
+      clock: deps.clock,
+      logger: deps.logger,
+      audit: adminAudit,
+    });
+    this.trustFeed = new TrustFeed({
+      sources: trustFeedSources({
+        locks: this.locks,
+        publicKeys: () => deps.keys.publicKeys(),
+        ...(deps.authorities ? { authorities: deps.authorities } : {}),
+        ...(deps.onAuthoritiesChange ? { onAuthoritiesChange: deps.onAuthoritiesChange } : {}),
+      }),
+      clock: deps.clock,
+      logger: deps.logger,
+      ...(deps.lockKeepaliveSeconds ? { keepaliveSeconds: deps.lockKeepaliveSeconds } : {}),
+    });
+    // Bots: renewals, bootstraps and SVIDs of a locked bot are refused; theft locks the bot.
+    deps.agentIdentities?.useLocks?.(this.locks);
     this.#adminUsers = new AdminUsers({
       source: deps.source,
       ...writer,
@@ -492,6 +525,10 @@ export class AuthService {
         }
       },
       nodeLabels: async (agentId) => (await this.nodes.get(agentId))?.labels,
+      lockRefusal: (subject) => {
+        const lock = this.locks.covering(subject);
+        return lock ? lockRefusal(lock) : undefined;
+      },
     };
   }
 
@@ -502,6 +539,7 @@ export class AuthService {
       userActive: (name, session) => this.#sessionActive(name, session),
       requireMfa: (name) => this.#activeChecker(name)?.options().requireMfa === true,
       can: (name, resource, verb) => this.#activeChecker(name)?.can(resource, verb) ?? false,
+      lockedOut: (rpc, caller) => this.#lockedOut(rpc, caller),
       // Nodes join through agentJoin; services acting as agents ("proxy:<name>") never do.
       ...(this.#d.agentJoin
         ? {
@@ -522,6 +560,40 @@ export class AuthService {
 
   close(): void {
     this.#unsubscribe();
+    this.trustFeed.close();
+    this.locks.close();
+  }
+
+  // ---- locks (docs/locks.md): every refusal goes through lockRefusal of the covering lock --------
+
+  /** The user's subject: the name and the roles it holds now. */
+  #userSubject(name: string): LockSubject {
+    return { user: name, roles: this.#user(name)?.spec.roles ?? [] };
+  }
+
+  /** "locked: <message>" when a lock covers the user (or one of its roles), else undefined. */
+  #userLockRefusal(name: string): string | undefined {
+    const lock = this.locks.covering(this.#userSubject(name));
+    return lock ? lockRefusal(lock) : undefined;
+  }
+
+  /**
+   * The interceptor's lock check, after authentication: a locked user's session is refused on
+   * every RPC but its own logout; a locked node on every RPC but WatchTrust (which keeps telling
+   * it about its own lock); a locked bot everywhere.
+   */
+  #lockedOut(rpc: string, caller: Caller): string | undefined {
+    let subject: LockSubject | undefined;
+    if (caller.kind === "user" && rpc !== "DeleteSession") subject = this.#userSubject(caller.username);
+    else if (caller.kind === "agent" && !caller.agentId.includes(":") && rpc !== "WatchTrust")
+      subject = { node: caller.agentId };
+    else if (caller.kind === "bot")
+      subject = {
+        bot: caller.botName,
+        roles: this.#d.source.get("AgentIdentity", caller.botName)?.spec.roles ?? [],
+      };
+    const lock = subject ? this.locks.covering(subject) : undefined;
+    return lock ? lockRefusal(lock) : undefined;
   }
 
   async #audit(event: {
@@ -756,12 +828,11 @@ export class AuthService {
     }),
 
     // ---- trust lifecycle (placeholders until each part lands; docs/locks.md, docs/ca-rotation.md)
-    CreateLock: unary(async () => notYet("CreateLock")),
-    ListLocks: unary(async () => notYet("ListLocks")),
-    DeleteLock: unary(async () => notYet("DeleteLock")),
-    WatchTrust: (call: ServerWritableStream<WatchTrustRequest__Output, TrustSnapshot>) => {
-      call.emit("error", toGrpcError(new NotImplementedError("WatchTrust is not implemented yet")));
-    },
+    CreateLock: unary(async (req, caller) => this.locks.create(req, caller)),
+    ListLocks: unary(async () => this.locks.list()),
+    DeleteLock: unary(async (req, caller) => this.locks.remove(req, caller)),
+    WatchTrust: (call: ServerWritableStream<WatchTrustRequest__Output, TrustSnapshot>) =>
+      this.trustFeed.serve(call, callerOf(call.metadata)),
     ExportKrl: unary(async (_req, caller) =>
       exportKrl(caller, {
         journal: this.#journal,
@@ -782,9 +853,17 @@ export class AuthService {
     ),
     ListCertAuthorities: unary(async () => wired(this.#d.caRotation, "ListCertAuthorities").list()),
 
-    AuthorizeNodeLogin: unary(async (req, caller) =>
-      authorizeNodeLogin(req, this.#checkerOrDeny(requireUser(caller).username), await this.nodes.list()),
-    ),
+    AuthorizeNodeLogin: unary(async (req, caller) => {
+      const node = authorizeNodeLogin(
+        req,
+        this.#checkerOrDeny(requireUser(caller).username),
+        await this.nodes.list(),
+      );
+      // The user's own locks were refused by the interceptor; a locked node takes no logins.
+      const lock = this.locks.covering({ node: node.id });
+      if (lock) throw new AccessDeniedError(lockRefusal(lock));
+      return node;
+    }),
 
     RevokeUserSessions: unary(async (req, caller) => this.#operatorHooks.revokeUserSessions(req, caller)),
     GetJoinTokenUsage: unary(async (req) => this.#operatorHooks.joinTokenUsage(req)),
@@ -955,6 +1034,9 @@ export class AuthService {
       const rp = rpFrom(this.#d.relyingParty, req.relying_party);
       const username = await this.webauthn.finishLogin(req.challenge_id, req.credential_json, rp);
       await this.#loadSsoUser(username);
+      // Locked since the password step: said so (the device proved who asks).
+      const lockRefused = this.#userLockRefusal(username);
+      if (lockRefused) throw new AccessDeniedError(lockRefused);
       // The user may have been deleted, disabled or role-locked since the password step. (Login
       // throttling is not checked here: the password step passed it, and others' failures for the
       // name must not stop the user.)

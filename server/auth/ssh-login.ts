@@ -8,6 +8,7 @@ import type { KeyObject } from "node:crypto";
 import { verifySshCertificate } from "../../core/certs/ssh-cert.ts";
 import type { Clock } from "../../core/clock.ts";
 import { AccessDeniedError, BadParameterError } from "../../core/errors.ts";
+import type { LockSubject } from "../../core/locks/lock.ts";
 import { AccessChecker } from "../../core/rbac/access-checker.ts";
 import { type CertIdentity, decodeCertIdentity } from "../../core/rbac/cert-identity.ts";
 import type { Traits } from "../../core/rbac/template.ts";
@@ -27,6 +28,8 @@ export interface SshLoginDeps {
   current: (identity: CertIdentity) => Promise<{ roles: readonly string[]; traits?: Traits } | undefined>;
   /** The labels of the calling agent's node record; undefined for an unknown node. */
   nodeLabels: (agentId: string) => Promise<Record<string, string> | undefined>;
+  /** "locked: <message>" when a lock covers this subject (docs/locks.md), else undefined. */
+  lockRefusal?: (subject: LockSubject) => string | undefined;
 }
 
 const MAX_CERT_LINE = 64 * 1024;
@@ -46,6 +49,15 @@ export async function authorizeSshLogin(
     principal: req.login,
   });
   const identity = decodeCertIdentity(cert.extensionValues);
+  // Locks on the identity, any role the certificate carries, its key id, or this node.
+  const locked = d.lockRefusal?.({
+    ...(identity.kind === "user" ? { user: identity.name } : {}),
+    ...(identity.kind === "bot" ? { bot: identity.name } : {}),
+    roles: identity.roles,
+    node: agentId,
+    keyId: cert.keyId,
+  });
+  if (locked !== undefined) throw new AccessDeniedError(locked);
   const labels = await d.nodeLabels(agentId);
   if (!labels) throw new AccessDeniedError("this node is not registered");
   const current = await d.current(identity);
