@@ -6,6 +6,7 @@ describe("config", () => {
 
   it("fills defaults and round-trips the default config", () => {
     expect(good.auth.session_ttl).toBe("12h");
+    expect(good.auth.node_cert_ttl).toBe("24h");
     expect(good.auth.lockout).toEqual({ max_failures: 5, duration: "15m" });
     expect(good.proxy.oidc_issuer_url).toBe("https://svc.example.com:3080");
     expect(checkConfig(structuredClone(good))).toEqual(good);
@@ -20,6 +21,9 @@ describe("config", () => {
     [{ auth: { ...good.auth, lockout: { max_failures: 0, duration: "1m" } } }, /auth\.lockout\.max_failures/],
     [{ auth: { ...good.auth, session_ttl: "2m" } }, /auth\.session_ttl: must be between 5m and 30d/],
     [{ auth: { ...good.auth, session_ttl: "forever" } }, /auth\.session_ttl/],
+    [{ auth: { ...good.auth, node_cert_ttl: "4m" } }, /auth\.node_cert_ttl: must be between 5m and 90d/],
+    [{ auth: { ...good.auth, node_cert_ttl: "91d" } }, /auth\.node_cert_ttl: must be between 5m and 90d/],
+    [{ auth: { ...good.auth, node_cert_ttl: "a day" } }, /auth\.node_cert_ttl/],
     [{ proxy: { ...good.proxy, trusted_proxies: ["10.0.0.0/33"] } }, /proxy\.trusted_proxies/],
     [{ proxy: { ...good.proxy, trusted_proxies: ["lb.example.com"] } }, /proxy\.trusted_proxies/],
     [{ proxy: { ...good.proxy, public_tls: { cert_file: "tls.crt" } } }, /proxy\.public_tls/],
