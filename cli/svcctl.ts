@@ -5,6 +5,7 @@ import { runCli } from "./exit-codes.ts";
 import { CLIENT_VERSION } from "./svc-session.ts";
 import { CA_TYPE_CHOICES, caRotate, caStatus, PHASE_CHOICES } from "./svcctl-ca.ts";
 import { EXPORT_TYPES, exportCa } from "./svcctl-export.ts";
+import { LOCK_FORMATS, type LockAddOptions, lockAdd, lockLs, lockRm } from "./svcctl-locks.ts";
 import {
   agentIdentitiesAdd,
   agentIdentitiesLs,
@@ -21,7 +22,7 @@ import { type GlobalOptions, rolesLs, usersAdd, usersLs, usersReset, usersRm } f
 export function svcctlProgram(): Command {
   const program = new Command("svcctl")
     .description(
-      "svc admin CLI: users, roles, join tokens, nodes, agent identities, CA export and rotation, audit",
+      "svc admin CLI: users, roles, join tokens, nodes, agent identities, locks, CA export and rotation, audit",
     )
     .version(CLIENT_VERSION, "-v, --version")
     .option(
@@ -149,6 +150,40 @@ export function svcctlProgram(): Command {
     .option("--cluster-name <name>", "cluster name for the key comments (default: from svc.yaml, else svc)")
     .addOption(json())
     .action(async (_o, cmd: Command) => exportCa(globals(cmd)));
+
+  // Locks (docs/locks.md): `lock`, also reachable as `locks`.
+  const lock = group("lock", "locks: refuse a user, role, bot, node or certificate everywhere").alias(
+    "locks",
+  );
+  const format = (): Option => new Option("--format <format>", "output format").choices(LOCK_FORMATS);
+  lock
+    .command("add")
+    .description("create a lock on exactly one target; it is enforced by auth, nodes and proxies at once")
+    .option("--user <name>", "lock a user (local or single sign-on)")
+    .option("--role <name>", "lock every identity holding this role")
+    .option("--bot <name>", "lock a bot (agent identity)")
+    .option("--node <id>", "lock a node by id: no logins to it, its calls to auth refused")
+    .option("--key-id <id>", "lock one certificate by its key id (as sshd logs it)")
+    .option("--message <text>", "shown to whoever is refused (no secrets)")
+    .option("--ttl <duration>", "lift the lock after this long, e.g. 1h")
+    .option("--expires <time>", "lift the lock at this RFC 3339 time")
+    .option("--name <name>", "lock name (default: generated)")
+    .addOption(format())
+    .addOption(json())
+    .action(async (_o, cmd: Command) => lockAdd(globals(cmd) as LockAddOptions));
+  lock
+    .command("ls")
+    .description("list the locks in force (expired ones are gone)")
+    .addOption(format())
+    .addOption(json())
+    .action(async (_o, cmd: Command) => lockLs(globals(cmd)));
+  lock
+    .command("rm")
+    .description("remove a lock")
+    .argument("<name>", "lock name")
+    .addOption(format())
+    .addOption(json())
+    .action(async (name: string, _o, cmd: Command) => lockRm(name, globals(cmd)));
 
   const ca = group("ca", "certificate authority rotation (docs/ca-rotation.md)");
   ca.command("status")
