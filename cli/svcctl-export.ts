@@ -9,6 +9,7 @@ import { isAbsolute, join, resolve } from "node:path";
 import { writeFileAtomic } from "../core/atomic-file.ts";
 import { CertificateAuthorities } from "../core/ca/authorities.ts";
 import { type CaKeyStore, FileCaKeyStore } from "../core/ca/key-store.ts";
+import { FileRotationStateStore, type RotationStateStore } from "../core/ca/rotation-store.ts";
 import { knownHostsCertAuthority } from "../core/certs/key-ids.ts";
 import { systemClock } from "../core/clock.ts";
 import { NotFoundError } from "../core/errors.ts";
@@ -51,7 +52,7 @@ export interface ExportOptions extends AdminConnectionOptions {
 
 async function fileStore(
   dataDir: string | undefined,
-): Promise<{ store: CaKeyStore; where: string; cluster?: string }> {
+): Promise<{ store: CaKeyStore; rotation: RotationStateStore; where: string; cluster?: string }> {
   const root = resolve(dataDir ?? (process.env.SVC_DATA_DIR || "data"));
   const configPath = join(root, "svc.yaml");
   let caDir = join(root, "ca");
@@ -76,21 +77,34 @@ async function fileStore(
     () => false,
   );
   if (!exists) throw new NotFoundError(`no CA folder at ${caDir} (pass --data-dir, or set $SVC_DATA_DIR)`);
-  return { store: new FileCaKeyStore(caDir), where: caDir, ...(cluster ? { cluster } : {}) };
+  return {
+    store: new FileCaKeyStore(caDir),
+    rotation: new FileRotationStateStore(caDir),
+    where: caDir,
+    ...(cluster ? { cluster } : {}),
+  };
 }
 
-async function secretStore(o: ExportOptions): Promise<{ store: CaKeyStore; where: string }> {
+async function secretStore(
+  o: ExportOptions,
+): Promise<{ store: CaKeyStore; rotation: RotationStateStore; where: string }> {
   if (!o.namespace)
     throw new CliError("--kubeconfig needs --namespace (where auth's CA Secrets live)", EXIT.usage);
   // Loaded only here: the Kubernetes client is large and the file case does not need it.
-  const [{ KubeConfig }, { SecretCaKeyStore }] = await Promise.all([
+  const [{ KubeConfig }, { SecretCaKeyStore }, { SecretRotationStateStore }] = await Promise.all([
     import("@kubernetes/client-node"),
     import("../core/ca/secret-store.ts"),
+    import("../core/ca/rotation-secret-store.ts"),
   ]);
   const kc = new KubeConfig();
   kc.loadFromFile(o.kubeconfig ?? "");
   return {
     store: new SecretCaKeyStore({
+      kubeConfig: kc,
+      namespace: o.namespace,
+      ...(o.secretPrefix ? { prefix: o.secretPrefix } : {}),
+    }),
+    rotation: new SecretRotationStateStore({
       kubeConfig: kc,
       namespace: o.namespace,
       ...(o.secretPrefix ? { prefix: o.secretPrefix } : {}),
@@ -126,7 +140,7 @@ export async function exportCa(o: ExportOptions): Promise<void> {
   }
   if (type === "krl") return exportKrl(o);
   if (o.out) throw new CliError("--out is for --type krl", EXIT.usage);
-  const { store, where, cluster } = o.kubeconfig
+  const { store, rotation, where, cluster } = o.kubeconfig
     ? { ...(await secretStore(o)), cluster: undefined }
     : await fileStore(o.dataDir);
   // Names are only used when a CA is created, which the read-only store refuses.
@@ -135,22 +149,28 @@ export async function exportCa(o: ExportOptions): Promise<void> {
     clusterName: name,
     trustDomain: name,
     clock: systemClock,
+    // Only read: every key a CA rotation trusts now is exported (docs/ca-rotation.md).
+    rotationStore: rotation,
   });
   if (type === "app-jwt") {
     process.stdout.write(`${JSON.stringify(cas.appJwks())}\n`);
     return;
   }
   const key = type === "user-ca" ? cas.sshUserCaPublicKey.trim() : cas.sshHostCaPublicKey.trim();
+  // Every trusted key, the signing one first: two during a rotation.
+  const keys = (type === "user-ca" ? cas.trustedUserCaKeys() : cas.trustedHostCaKeys()).map((k) => k.trim());
+  const lines = type === "user-ca" ? keys : keys.map((k) => knownHostsCertAuthority("*", k));
   if (o.json) {
     printJson({
       type,
       public_key: key,
+      public_keys: keys,
       ...(type === "host-ca"
-        ? { known_hosts: knownHostsCertAuthority("*", key), tls_ca_pem: cas.hostCa.certPem }
-        : { trusted_user_ca_keys: key }),
+        ? { known_hosts: lines.join("\n"), tls_ca_pem: cas.trustedHostCaPems().join("") }
+        : { trusted_user_ca_keys: lines.join("\n") }),
     });
     return;
   }
-  // user-ca: a line for sshd's TrustedUserCAKeys; host-ca: a known_hosts @cert-authority line.
-  process.stdout.write(`${type === "user-ca" ? key : knownHostsCertAuthority("*", key)}\n`);
+  // user-ca: lines for sshd's TrustedUserCAKeys; host-ca: known_hosts @cert-authority lines.
+  process.stdout.write(`${lines.join("\n")}\n`);
 }

@@ -433,6 +433,33 @@ describe("CA rotation through auth", () => {
     await rotate("app", "standby", true);
   });
 
+  it("svcctl export (offline) lists every trusted key during a rotation", async () => {
+    await rotate("user_ssh", "init");
+    await rotate("host_x509", "init");
+    const keys = await published();
+    const env = { SVC_HOME: dir };
+    const userCa = await run("svcctl", ["export", "--type", "user-ca", "--data-dir", platform.data.root], {
+      env,
+    });
+    expect(userCa.code, userCa.stderr).toBe(0);
+    expect(userCa.stdout.trim().split("\n")).toEqual(keys.user_ca_ssh_public_keys.map((k) => k.trim()));
+    const hostCa = await run(
+      "svcctl",
+      ["export", "--type", "host-ca", "--json", "--data-dir", platform.data.root],
+      {
+        env,
+      },
+    );
+    expect(hostCa.code, hostCa.stderr).toBe(0);
+    const j = JSON.parse(hostCa.stdout) as { tls_ca_pem: string };
+    expect(pemBody(j.tls_ca_pem)).toBe(keys.host_ca_pems.map(pemBody).join(""));
+    await rotate("user_ssh", "rollback");
+    await rotate("user_ssh", "standby");
+    await rotate("host_x509", "rollback");
+    await rotate("host_x509", "standby");
+    expect((await published()).user_ca_ssh_public_keys).toHaveLength(1);
+  });
+
   it("svcctl ca: --help, and a rotation without a phase is a usage error", async () => {
     const help = await run("svcctl", ["ca", "rotate", "--help"], { env: { SVC_HOME: dir } });
     expect(help.code).toBe(0);

@@ -2,8 +2,10 @@
 // Secret the proxy Pods mount: a server certificate for the proxy's public names, a client
 // certificate `svc://proxy/<name>` for its gRPC calls to auth, and the host CA certificate.
 // Auth re-issues it when less than half of its lifetime remains, when the names change or when the
-// host CA changed. Several auth replicas may race: writes carry the resourceVersion (create → 409,
+// host CA changed: during a CA rotation ca.crt holds every trusted host CA (the signing one first)
+// and the certificates are re-issued as soon as the signing key switches (docs/ca-rotation.md). Several auth replicas may race: writes carry the resourceVersion (create → 409,
 // replace → 409), so one wins and the others read its result.
+import { X509Certificate } from "node:crypto";
 import { CoreV1Api, type KubeConfig, type V1Secret } from "@kubernetes/client-node";
 import type { CertificateAuthorities } from "../../core/ca/authorities.ts";
 import {
@@ -33,7 +35,7 @@ export interface ProxyIdentity {
   keyPem: string;
   clientCertPem: string;
   clientKeyPem: string;
-  /** The host CA: it issued auth's server certificate too. */
+  /** The host CAs to trust (PEM bundle, the signing one first): one issued auth's server certificate. */
   caPem: string;
 }
 
@@ -73,7 +75,7 @@ export async function issueProxyIdentity(
     keyPem: privateKeyToPem(server.privateKey),
     clientCertPem,
     clientKeyPem: privateKeyToPem(client.privateKey),
-    caPem: cas.hostCa.certPem,
+    caPem: cas.trustedHostCaPems().join(""),
   };
 }
 
@@ -105,6 +107,7 @@ export class ProxyIdentitySecret {
   #failures = 0;
   /** When the current certificate should be renewed (ms since epoch). */
   #renewAt = 0;
+  #offCas: (() => void) | undefined;
 
   constructor(o: ProxyIdentitySecretOptions) {
     this.#o = o;
@@ -144,11 +147,17 @@ export class ProxyIdentitySecret {
   start(): void {
     if (this.#running) return;
     this.#running = true;
+    // A CA phase change (here or on another replica) is looked at now, not at the next check.
+    this.#offCas = this.#o.cas.onChange(() => {
+      if (this.#timer) clearTimeout(this.#timer);
+      this.#schedule(0);
+    });
     this.#schedule(0);
   }
 
   stop(): void {
     this.#running = false;
+    this.#offCas?.();
     if (this.#timer) clearTimeout(this.#timer);
     this.#timer = undefined;
   }
@@ -183,11 +192,16 @@ export class ProxyIdentitySecret {
   #needsRenewal(secret: V1Secret): boolean {
     const data = secret.data ?? {};
     const decoded = (key: string): string => Buffer.from(data[key] ?? "", "base64").toString("utf8");
-    if (decoded(PROXY_IDENTITY_FILES.caPem).trim() !== this.#o.cas.hostCa.certPem.trim()) return true;
+    const trusted = this.#o.cas.trustedHostCaPems();
+    if (decoded(PROXY_IDENTITY_FILES.caPem).trim() !== trusted.join("").trim()) return true;
     if (secret.metadata?.annotations?.[NAMES_ANNOTATION] !== namesKey(this.#o.names)) return true;
     for (const key of Object.values(PROXY_IDENTITY_FILES)) if (!data[key]) return true;
     let renewAt: number;
     try {
+      // Issued by a key that no longer signs (a rotation switched): re-issue by the new one.
+      const signer = new X509Certificate(this.#o.cas.hostCa.certPem);
+      for (const key of [PROXY_IDENTITY_FILES.certPem, PROXY_IDENTITY_FILES.clientCertPem])
+        if (!new X509Certificate(decoded(key)).checkIssued(signer)) return true;
       renewAt = this.#renewalTime(secret);
     } catch {
       return true; // unreadable certificates are replaced
