@@ -2,6 +2,7 @@
 // manifests, state in SQLite, CA keys in the data folder. The same components the Kubernetes
 // deployment runs, wired through the same seams.
 import { writeFile } from "node:fs/promises";
+import { Server as HttpsServer } from "node:https";
 import { join } from "node:path";
 import { writeFileAtomic } from "../../core/atomic-file.ts";
 import { openBackend } from "../../core/backend/index.ts";
@@ -40,6 +41,7 @@ import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
 import { issueServerIdentity, issueServiceClientIdentity } from "../wiring.ts";
 import { type DataDir, openDataDir, resolveDataRoot } from "./data-dir.ts";
+import { type ClosableClient, EmbeddedProxyIdentity } from "./proxy-renewal.ts";
 
 export interface EmbeddedOptions {
   config?: string;
@@ -56,6 +58,11 @@ export interface RunningPlatform {
   proxyUrl: string;
   diagnosticsPort: number | undefined;
   hostCaPem: string;
+  /** The proxy's own certificates (renewed live; renewNow() for operators and tests). */
+  proxyIdentity: Pick<
+    EmbeddedProxyIdentity<Record<string, ClosableClient>>,
+    "serverTls" | "clientTls" | "renewNow"
+  >;
   /** First start without SVC_ADMIN_PASSWORD_FILE: the first admin's one-time reset token. */
   firstAdminReset?: { username: string; token: string; expires: Date };
   close(): Promise<void>;
@@ -180,44 +187,37 @@ export async function startEmbedded(
       SERVER_VERSION,
     );
     const publicHost = new URL(proxyConfig.publicUrl).hostname;
-    const proxyTls = await issueServerIdentity(cas, { commonName: publicHost, hosts: [publicHost], clock });
-    const proxyClient = await issueServiceClientIdentity(cas, {
-      role: "proxy",
-      name: config.cluster_name,
+    // The proxy's server and client certificates renew live at half their life (proxy-renewal.ts).
+    const issueProxyTls = () =>
+      issueServerIdentity(cas, { commonName: publicHost, hosts: [publicHost], clock });
+    const issueProxyClient = () =>
+      issueServiceClientIdentity(cas, { role: "proxy", name: config.cluster_name, clock });
+    const authTarget = {
+      address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
+      serverName: "localhost",
+    };
+    const proxyIdentity = new EmbeddedProxyIdentity({
+      serverTls: await issueProxyTls(),
+      clientTls: await issueProxyClient(),
+      issueServerTls: issueProxyTls,
+      issueClientTls: issueProxyClient,
+      clients: (c) => {
+        const o = { ...authTarget, caPems: cas.trustedHostCaPems(), certPem: c.certPem, keyPem: c.keyPem };
+        return {
+          authApi: new GrpcAuthApi(o),
+          cliAuthApi: new GrpcCliAuthApi(o),
+          terminalAuth: new GrpcTerminalAuthApi(o),
+          adminApi: new GrpcAdminAuthApi(o),
+        };
+      },
       clock,
+      logger,
     });
-    const authApi = new GrpcAuthApi({
-      address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
-      caPems: cas.trustedHostCaPems(),
-      certPem: proxyClient.certPem,
-      keyPem: proxyClient.keyPem,
-      serverName: "localhost",
-    });
-    closers.push(async () => authApi.close());
-    const cliAuthApi = new GrpcCliAuthApi({
-      address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
-      caPems: cas.trustedHostCaPems(),
-      certPem: proxyClient.certPem,
-      keyPem: proxyClient.keyPem,
-      serverName: "localhost",
-    });
-    closers.push(async () => cliAuthApi.close());
-    const terminalAuth = new GrpcTerminalAuthApi({
-      address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
-      caPems: cas.trustedHostCaPems(),
-      certPem: proxyClient.certPem,
-      keyPem: proxyClient.keyPem,
-      serverName: "localhost",
-    });
-    closers.push(async () => terminalAuth.close());
-    const adminApi = new GrpcAdminAuthApi({
-      address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
-      caPems: cas.trustedHostCaPems(),
-      certPem: proxyClient.certPem,
-      keyPem: proxyClient.keyPem,
-      serverName: "localhost",
-    });
-    closers.push(async () => adminApi.close());
+    closers.push(async () => proxyIdentity.close());
+    const authApi = proxyIdentity.client("authApi");
+    const cliAuthApi = proxyIdentity.client("cliAuthApi");
+    const terminalAuth = proxyIdentity.client("terminalAuth");
+    const adminApi = proxyIdentity.client("adminApi");
     // Nodes reach auth where svcd prints it (auth.advertise_addr, else the listen address).
     const agentAuthAddress = config.auth.advertise_addr ?? `${authListen.host}:${auth.port}`;
     const registry = createMetricsRegistry("svcd");
@@ -228,8 +228,8 @@ export async function startEmbedded(
         address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
         serverName: "localhost",
         caPems: cas.trustedHostCaPems(),
-        certPem: proxyClient.certPem,
-        keyPem: proxyClient.keyPem,
+        certPem: proxyIdentity.clientTls().certPem,
+        keyPem: proxyIdentity.clientTls().keyPem,
       }),
       clock,
       logger: logger.child({ component: "proxy-trust" }),
@@ -243,13 +243,17 @@ export async function startEmbedded(
     let peering: ProxyPeering | undefined;
     const tunnels = createProxyTunnels({
       peer: () => peering?.peerDial,
-      tls: () => ({ certPem: proxyTls.certPem, keyPem: proxyTls.keyPem, caPems: cas.trustedHostCaPems() }),
+      tls: () => ({
+        certPem: proxyIdentity.serverTls().certPem,
+        keyPem: proxyIdentity.serverTls().keyPem,
+        caPems: cas.trustedHostCaPems(),
+      }),
       isRegisteredNode: async (id) => (await nodeRecords.get(id)) !== undefined,
       logger: logger.child({ component: "proxy-tunnel" }),
     });
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfig,
-      tls: proxyTls,
+      tls: proxyIdentity.serverTls(),
       authApi: trust.locks.guardSessions(authApi),
       logger: logger.child({ component: "proxy" }),
       ready: () => source.synced(),
@@ -280,14 +284,21 @@ export async function startEmbedded(
       ],
     });
     closers.push(() => proxy.close());
+    // New connections to the public port get the renewed certificate; open ones keep theirs.
+    proxyIdentity.onServerTls((t) => {
+      const server = proxy.app.server;
+      if (server instanceof HttpsServer)
+        server.setSecureContext({ cert: t.certPem, key: t.keyPem, minVersion: "TLSv1.2" });
+    });
+    proxyIdentity.start();
     // Where other replicas would relay to (one replica here: agents report it, nobody dials it).
     const running = new ProxyPeering({
       tunnels: tunnels.registry,
       identity: () => ({
-        certPem: proxyTls.certPem,
-        keyPem: proxyTls.keyPem,
-        clientCertPem: proxyClient.certPem,
-        clientKeyPem: proxyClient.keyPem,
+        certPem: proxyIdentity.serverTls().certPem,
+        keyPem: proxyIdentity.serverTls().keyPem,
+        clientCertPem: proxyIdentity.clientTls().certPem,
+        clientKeyPem: proxyIdentity.clientTls().keyPem,
         caPems: cas.trustedHostCaPems(),
       }),
       peerAddr: peerAddressOf({
@@ -317,6 +328,7 @@ export async function startEmbedded(
       proxyUrl: proxy.url,
       diagnosticsPort: diagnostics?.port,
       hostCaPem: cas.hostCa.certPem,
+      proxyIdentity,
       ...(firstAdminReset ? { firstAdminReset } : {}),
       close,
     };
