@@ -1,9 +1,13 @@
 // Locks through the real auth server (TLS, interceptor, resource writer, real CAs): every target
 // kind refused at every point auth decides, an unlocked identity unaffected, expiry lifting a
 // lock, admins only, and WatchTrust pushing a new snapshot when a lock is made and when it ends.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { ClientReadableStream } from "@grpc/grpc-js";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { saveProfile } from "../cli/profile.ts";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { generateEcdsaP256, privateKeyToPem } from "../core/certs/x509.ts";
 import { API_VERSION } from "../core/resources/index.ts";
@@ -13,6 +17,7 @@ import { agentMetadata, callUnary, userMetadata } from "../server/auth/client.ts
 import { setPassword } from "../server/auth/passwords.ts";
 import { clientCert, statusOf } from "./auth-fixture.ts";
 import { addBot, type MachineEnv, machineResources, PASSWORD, startMachineEnv } from "./bot-fixture.ts";
+import { run } from "./cli-fixture.ts";
 
 let env: MachineEnv;
 const streams: ClientReadableStream<TrustSnapshot__Output>[] = [];
@@ -414,5 +419,114 @@ describe("expiry and WatchTrust", () => {
     );
     await env.source.remove("Lock", "applied-lock");
     expect((await callUnary(env.client, "GetSession", {}, dave)).username).toBe("dave");
+  });
+});
+
+describe("svcctl lock", () => {
+  let home: string;
+  let bobHome: string;
+
+  async function profileFor(name: string): Promise<string> {
+    const dir = await mkdtemp(join(tmpdir(), `svc-locks-${name}-`));
+    homes.push(dir);
+    await saveProfile(
+      {
+        proxy: "127.0.0.1:1",
+        ca_pem: env.hostCaPems.join(""),
+        user: name,
+        session_id: await login(name),
+        auth: env.address,
+      },
+      { SVC_HOME: dir },
+    );
+    return dir;
+  }
+  const homes: string[] = [];
+  const svcctl = (args: string[], svcHome = home) =>
+    run("svcctl", ["--auth", env.address, ...args], { env: { SVC_HOME: svcHome, SVC_AUTH_ADDR: "" } });
+
+  beforeAll(async () => {
+    home = await profileFor("alice");
+    bobHome = await profileFor("bob");
+  });
+  afterAll(async () => {
+    for (const h of homes) await rm(h, { recursive: true, force: true });
+  });
+
+  it("add, ls and rm as an admin types them; the lock is enforced meanwhile", async () => {
+    const add = await svcctl(["lock", "add", "--user", "dave", "--message", "svcctl test", "--ttl", "1h"]);
+    expect(add.code, add.stderr).toBe(0);
+    const name = /^Lock (\S+) created: user=dave is refused everywhere until (\S+)\.$/m.exec(add.stdout);
+    expect(name, add.stdout).not.toBeNull();
+    expect(await statusOf(login("dave"))).toMatchObject(denied(/^locked: svcctl test$/));
+
+    const ls = await svcctl(["lock", "ls", "--format", "json"]);
+    expect(ls.code, ls.stderr).toBe(0);
+    const listed = JSON.parse(ls.stdout) as { name: string; target: string; created_by: string }[];
+    expect(listed).toContainEqual(
+      expect.objectContaining({
+        name: name?.[1],
+        target: "user=dave",
+        created_by: "alice",
+        message: "svcctl test",
+      }),
+    );
+    const table = await svcctl(["lock", "ls"]);
+    expect(table.stdout).toMatch(/NAME\s+TARGET\s+EXPIRES/);
+    expect(table.stdout).toContain("user=dave");
+
+    const rm = await svcctl(["lock", "rm", name?.[1] ?? ""]);
+    expect(rm.code, rm.stderr).toBe(0);
+    expect(rm.stdout).toBe(`Lock ${name?.[1]} removed.\n`);
+    expect(await login("dave")).toMatch(/.+/);
+    const again = await svcctl(["lock", "rm", name?.[1] ?? ""]);
+    expect(again.code).not.toBe(0);
+    expect(again.stderr).toMatch(/not found/);
+
+    const named = await svcctl([
+      "lock",
+      "add",
+      "--node",
+      "n-123",
+      "--name",
+      "freeze-n",
+      "--expires",
+      "2099-01-01T00:00:00Z",
+      "--json",
+    ]);
+    expect(named.code, named.stderr).toBe(0);
+    expect(JSON.parse(named.stdout)).toMatchObject({
+      name: "freeze-n",
+      target: "node=n-123",
+      expires: "2099-01-01T00:00:00.000Z",
+    });
+    expect((await svcctl(["locks", "rm", "freeze-n"])).code).toBe(0);
+  });
+
+  it("usage errors and a non-admin are refused with their exit codes", async () => {
+    const none = await svcctl(["lock", "add", "--message", "x"]);
+    expect(none.code).toBe(2);
+    expect(none.stderr).toMatch(/exactly one of --user, --role, --bot, --node, --key-id/);
+    const two = await svcctl(["lock", "add", "--user", "a", "--role", "b"]);
+    expect(two.code).toBe(2);
+    const both = await svcctl([
+      "lock",
+      "add",
+      "--user",
+      "a",
+      "--ttl",
+      "1h",
+      "--expires",
+      "2099-01-01T00:00:00Z",
+    ]);
+    expect(both.code).toBe(2);
+    const past = await svcctl(["lock", "add", "--user", "a", "--expires", "2001-01-01T00:00:00Z"]);
+    expect(past.code).not.toBe(0);
+    expect(past.stderr).toMatch(/in the past/);
+    const bob = await svcctl(["lock", "ls"], bobHome);
+    expect(bob.code).toBe(4);
+    const help = await svcctl(["lock", "add", "--help"]);
+    expect(help.code).toBe(0);
+    expect(help.stdout).toMatch(/--key-id <id>/);
   });
 });
