@@ -15,16 +15,16 @@ import { TrustWatcher } from "../trust/watcher.ts";
 import type { LiveLogin, LoginQuestion } from "./ssh-server.ts";
 
 /**
- * Who a user certificate speaks for: its key id (user:<name>:session:<ref>, bot:<name>:gen:<n>)
- * and the identity extension auth signs into it (kind, name, roles). The extension wins where
- * both name someone: it is what AuthorizeSshLogin decides on.
+ * Who a user certificate speaks for: its key id ("user=<name> session=<ref>",
+ * "user:<name>:session:<ref>", "bot:<name>:gen:<n>") and the identity extension auth signs into it
+ * (kind, name, roles). The extension wins where both name someone: AuthorizeSshLogin decides on it.
  */
 export function subjectOfCertificate(cert: ParsedSshCertificate, nodeId: string): LockSubject {
   const subject: { user?: string; roles?: string[]; bot?: string; node: string; keyId: string } = {
     node: nodeId,
     keyId: cert.keyId,
   };
-  const user = /^user:([^:]+):/.exec(cert.keyId)?.[1];
+  const user = (/^user=(\S+)(?:\s|$)/.exec(cert.keyId) ?? /^user:([^:]+):/.exec(cert.keyId))?.[1];
   const bot = /^bot:([^:]+):/.exec(cert.keyId)?.[1];
   if (user) subject.user = user;
   if (bot) subject.bot = bot;

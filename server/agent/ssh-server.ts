@@ -106,6 +106,9 @@ export interface LoginQuestion {
   remoteAddress: string;
 }
 
+/** How long a lock's message to a session may take to go out before the connection is cut anyway. */
+const CLOSE_MESSAGE_GRACE_MS = 1_000;
+
 const DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 interface LoggedIn {
@@ -235,14 +238,32 @@ export class AgentSshServer {
       n++;
       this.#live.delete(conn);
       const line = Buffer.from(`\r\n${message.replace(/[\r\n]+/g, " ")}\r\n`);
-      for (const ch of live.channels) {
-        try {
-          ch.stderr.write(line);
-        } catch {
-          // the channel was closing anyway
-        }
-      }
-      conn.end();
+      // Each session channel gets the message, then EOF and close: a client prints what a channel
+      // carried when the channel closes, but drops it when the connection is cut first (OpenSSH
+      // exits on DISCONNECT without flushing). The connection ends once the client has closed its
+      // channels, or after a grace: a client that does not answer keeps nothing open.
+      const closed = [...live.channels].map(
+        (ch) =>
+          new Promise<void>((resolve) => {
+            ch.once("close", () => resolve());
+            try {
+              ch.stderr.write(line);
+              ch.end();
+            } catch {
+              resolve(); // the channel was closing anyway
+            }
+          }),
+      );
+      let timer: NodeJS.Timeout | undefined;
+      void Promise.race([
+        Promise.all(closed),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, CLOSE_MESSAGE_GRACE_MS);
+        }),
+      ]).then(() => {
+        clearTimeout(timer);
+        conn.end();
+      });
     }
     return n;
   }
@@ -447,8 +468,11 @@ export class AgentSshServer {
       // Back-pressure: stop reading the process while the SSH window is full.
       const forward = (write: (d: Buffer) => boolean) => (data: Buffer) => {
         sink?.output(data);
+        // Ended by closeWhere (a lock): what the process still prints goes nowhere.
+        if (channel.writableEnded) return;
         if (!write(data)) proc.pauseOutput();
       };
+      channel.on("error", (err: Error) => o.logger.debug({ err: err.message }, "ssh channel error"));
       channel.on("drain", () => proc.resumeOutput());
       proc.onData(forward((d) => channel.write(d)));
       proc.onStderr(forward((d) => channel.stderr.write(d)));

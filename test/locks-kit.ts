@@ -1,0 +1,347 @@
+// The world the lock enforcement test and the `locks` bench run in: `svcd start` as a process, an
+// admin and a user alice (role access, logins alice and root) logged in with `svc`, N `svcd agent`
+// processes with diagnostics listeners, the certificates `svc certs` writes for both users, plain
+// OpenSSH sessions, and CreateLock/DeleteLock as an admin calls them.
+import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { request } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { LockTarget } from "../proto/generated/svc/v1/LockTarget.ts";
+import { type AuthServiceClient, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
+import { freePort } from "./harness/ports.ts";
+import { mustOpen, type TerminalConnection } from "./terminal-client.ts";
+
+/** The proxy's public name in `svcd start`'s default config (its certificate names it). */
+export const PUBLIC_NAME = "localhost";
+const ADMIN_PASSWORD = "admin-password-for-tests";
+const ALICE_PASSWORD = "alice-password-for-tests";
+
+export interface Certs {
+  private_key: string;
+  certificate: string;
+  known_hosts: string;
+}
+
+/** A long-lived OpenSSH session running `cat`: alive is proven by an echo, ended by its exit. */
+export interface LiveSsh {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  exited: Promise<number | null>;
+  /** writes a line and waits for it to come back (the session is alive and served) */
+  echo(text: string): Promise<void>;
+}
+
+export interface LockNode {
+  name: string;
+  id: string;
+  port: number;
+  diagPort: number;
+  daemon: Daemon;
+}
+
+export interface LocksWorld {
+  dir: string;
+  ports: { auth: number; proxy: number; diag: number };
+  hostCaPem: string;
+  client: AuthServiceClient;
+  nodes: LockNode[];
+  adminCerts: Certs;
+  aliceCerts: Certs;
+  session(user: "admin" | "alice"): Promise<string>;
+  lock(target: LockTarget, message: string): Promise<string>;
+  unlock(name: string): Promise<void>;
+  /** every lock in force, removed */
+  unlockAll(): Promise<void>;
+  ssh(c: Certs, node: LockNode): Promise<RunResult>;
+  loginWorks(c: Certs, node: LockNode): Promise<boolean>;
+  openSsh(c: Certs, node: LockNode): Promise<LiveSsh>;
+  terminal(sessionId: string, node: LockNode): Promise<TerminalConnection>;
+  web(path: string, sessionId: string): Promise<{ status: number; body: string }>;
+  stopPlatform(): Promise<void>;
+  startPlatform(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const execFileP = (file: string, args: string[]): Promise<RunResult> =>
+  new Promise((resolve) => {
+    execFile(file, args, { timeout: 60_000 }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === "number" ? err.code : 255) : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+
+function sshArgs(c: Certs, node: LockNode): string[] {
+  return [
+    "-i",
+    c.private_key,
+    "-o",
+    `CertificateFile=${c.certificate}`,
+    "-o",
+    `UserKnownHostsFile=${c.known_hosts}`,
+    "-o",
+    "GlobalKnownHostsFile=/dev/null",
+    "-o",
+    "StrictHostKeyChecking=yes",
+    "-o",
+    `HostKeyAlias=${node.name}`,
+    "-o",
+    "BatchMode=yes",
+    "-o",
+    "IdentitiesOnly=yes",
+    "-p",
+    String(node.port),
+    "root@127.0.0.1",
+  ];
+}
+
+async function openSsh(c: Certs, node: LockNode): Promise<LiveSsh> {
+  const child = spawn("ssh", [...sshArgs(c, node), "echo session-up; exec cat"], {
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout?.on("data", (d: Buffer) => {
+    out += d.toString();
+  });
+  child.stderr?.on("data", (d: Buffer) => {
+    err += d.toString();
+  });
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  await waitFor(() => {
+    if (child.exitCode !== null) throw new Error(`ssh ended before the session was up: ${err}`);
+    return out.includes("session-up");
+  }, "ssh session up");
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    async echo(text) {
+      child.stdin?.write(`${text}\n`);
+      await waitFor(() => {
+        if (child.exitCode !== null) throw new Error(`ssh ended: ${err}`);
+        return out.includes(text);
+      }, `echo of ${text}`);
+    },
+  };
+}
+
+export async function startLocksWorld(o: { nodes: number }): Promise<LocksWorld> {
+  const dir = await mkdtemp(join(tmpdir(), "svc-locks-"));
+  const dataDir = join(dir, "data");
+  const caFile = join(dataDir, "host-ca.pem");
+  const ports = { auth: await freePort(), proxy: await freePort(), diag: await freePort() };
+  const adminEnv = { SVC_HOME: join(dir, "admin-home"), SVC_DATA_DIR: dataDir };
+  const aliceEnv = { SVC_HOME: join(dir, "alice-home") };
+  await writeFile(join(dir, "admin-pw"), `${ADMIN_PASSWORD}\n`);
+  await writeFile(join(dir, "alice-pw"), `${ALICE_PASSWORD}\n`);
+  const svc = (args: string[], env: NodeJS.ProcessEnv) => run("svc", args, { env });
+  const svcctl = (args: string[]) =>
+    run("svcctl", ["--auth", `127.0.0.1:${ports.auth}`, ...args], { env: adminEnv });
+  const checked = async (r: Promise<RunResult>): Promise<RunResult> => {
+    const done = await r;
+    if (done.code !== 0) throw new Error(`exit ${done.code}: ${done.stderr}`);
+    return done;
+  };
+
+  let platform: Daemon | undefined;
+  const nodes: LockNode[] = [];
+  let client: AuthServiceClient | undefined;
+  const startPlatform = async (): Promise<void> => {
+    const d = spawnDaemon(
+      [
+        "start",
+        "--auth-listen",
+        `127.0.0.1:${ports.auth}`,
+        "--proxy-listen",
+        `127.0.0.1:${ports.proxy}`,
+        "--diag-listen",
+        `127.0.0.1:${ports.diag}`,
+      ],
+      { SVC_DATA_DIR: dataDir, SVC_ADMIN_PASSWORD_FILE: join(dir, "admin-pw") },
+    );
+    platform = d;
+    await waitFor(() => d.output().includes("svc is running") || d.child.exitCode !== null, "svcd start");
+    if (d.child.exitCode !== null) throw new Error(`svcd start exited: ${d.output()}`);
+  };
+  const close = async (): Promise<void> => {
+    for (const n of nodes) await n.daemon.stop();
+    await platform?.stop();
+    client?.close();
+    await rm(dir, { recursive: true, force: true });
+  };
+
+  try {
+    await startPlatform();
+    const hostCaPem = await readFile(caFile, "utf8");
+    const proxy = `127.0.0.1:${ports.proxy}`;
+    await checked(
+      svc(
+        [
+          "login",
+          "--proxy",
+          proxy,
+          "--ca",
+          caFile,
+          "--user",
+          "admin",
+          "--password-file",
+          join(dir, "admin-pw"),
+        ],
+        adminEnv,
+      ),
+    );
+    const add = await checked(
+      svcctl(["users", "add", "alice", "--roles", "access", "--logins", "alice,root", "--json"]),
+    );
+    const reset = json<{ reset_token: string }>(add).reset_token;
+    await checked(
+      svc(
+        [
+          "login",
+          "--proxy",
+          proxy,
+          "--ca",
+          caFile,
+          "--reset-token",
+          reset,
+          "--password-file",
+          join(dir, "alice-pw"),
+        ],
+        aliceEnv,
+      ),
+    );
+    const c = createAuthClient({ address: `127.0.0.1:${ports.auth}`, caPems: [hostCaPem] });
+    client = c;
+    const session = async (user: "admin" | "alice"): Promise<string> => {
+      const password = user === "admin" ? ADMIN_PASSWORD : ALICE_PASSWORD;
+      const r = await callUnary(c, "AuthenticateLocal", { username: user, password });
+      return r.session?.session_id ?? "";
+    };
+
+    for (let i = 0; i < o.nodes; i++) {
+      const name = `node${i + 1}`;
+      const t = json<{ token: string; ca_pin: string }>(
+        await checked(svcctl(["tokens", "add", "--name", `lk${i}`, "--ttl", "30m", "--json"])),
+      );
+      const port = await freePort();
+      const diagPort = await freePort();
+      const daemon = spawnDaemon(
+        [
+          "agent",
+          "--auth",
+          `127.0.0.1:${ports.auth}`,
+          "--ca-pin",
+          t.ca_pin,
+          "--token",
+          t.token,
+          "--data-dir",
+          join(dir, name),
+          "--listen",
+          `127.0.0.1:${port}`,
+          "--diag-listen",
+          `127.0.0.1:${diagPort}`,
+          "--hostname",
+          name,
+        ],
+        {},
+      );
+      nodes.push({ name, id: "", port, diagPort, daemon });
+      await waitFor(() => {
+        if (daemon.child.exitCode !== null) throw new Error(`agent exited: ${daemon.output()}`);
+        return daemon.output().includes("agent serving SSH");
+      }, `${name} serving SSH`);
+      // Enforcement starts with the first trust snapshot: /readyz says the node holds one.
+      await waitFor(
+        async () => (await fetch(`http://127.0.0.1:${diagPort}/readyz`)).status === 200,
+        `${name} holds a trust snapshot`,
+      );
+    }
+    const listed = json<Array<{ id: string; hostname: string }>>(
+      await checked(svc(["ls", "--json"], adminEnv)),
+    );
+    for (const n of nodes) n.id = listed.find((l) => l.hostname === n.name)?.id ?? "";
+    const certsFor = async (env: NodeJS.ProcessEnv, out: string): Promise<Certs> =>
+      json<Certs>(await checked(svc(["certs", "--out", out, "--ttl", "60m", "--json"], env)));
+    const adminCerts = await certsFor(adminEnv, join(dir, "admin-keys"));
+    const aliceCerts = await certsFor(aliceEnv, join(dir, "alice-keys"));
+
+    let adminSession = await session("admin");
+    const admin = async (): Promise<ReturnType<typeof userMetadata>> => {
+      // A restarted platform keeps sessions (SQLite); a fresh one only if it did not.
+      await callUnary(c, "GetSession", {}, userMetadata(adminSession)).catch(async () => {
+        adminSession = await session("admin");
+      });
+      return userMetadata(adminSession);
+    };
+    const ssh = (certs: Certs, node: LockNode) =>
+      execFileP("ssh", [...sshArgs(certs, node), "echo login-ok"]);
+    const world: LocksWorld = {
+      dir,
+      ports,
+      hostCaPem,
+      client: c,
+      nodes,
+      adminCerts,
+      aliceCerts,
+      session,
+      async lock(target, message) {
+        return (await callUnary(c, "CreateLock", { target, message }, await admin())).name;
+      },
+      async unlock(name) {
+        await callUnary(c, "DeleteLock", { name }, await admin());
+      },
+      async unlockAll() {
+        const md = await admin();
+        const { locks } = await callUnary(c, "ListLocks", {}, md);
+        for (const l of locks) await callUnary(c, "DeleteLock", { name: l.name }, md);
+      },
+      ssh,
+      loginWorks: async (certs, node) => (await ssh(certs, node)).stdout.includes("login-ok"),
+      openSsh,
+      terminal: (sessionId, node) =>
+        mustOpen({
+          baseUrl: `https://127.0.0.1:${ports.proxy}`,
+          caPem: hostCaPem,
+          servername: PUBLIC_NAME,
+          query: { node: node.name, login: "root" },
+          headers: { authorization: `Bearer ${sessionId}` },
+        }),
+      web: (path, sessionId) =>
+        new Promise((resolve, reject) => {
+          const req = request(
+            {
+              host: "127.0.0.1",
+              port: ports.proxy,
+              path,
+              ca: hostCaPem,
+              servername: PUBLIC_NAME,
+              headers: { authorization: `Bearer ${sessionId}` },
+            },
+            (res) => {
+              let body = "";
+              res.on("data", (d: Buffer) => {
+                body += d.toString();
+              });
+              res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+            },
+          );
+          req.on("error", reject);
+          req.end();
+        }),
+      async stopPlatform() {
+        await platform?.stop();
+        platform = undefined;
+      },
+      startPlatform,
+      close,
+    };
+    return world;
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
