@@ -245,8 +245,8 @@ export class TrustWatcher extends EventEmitter<TrustWatcherEvents> {
     if (was) this.emit("disconnected", err);
     if (this.#stopped) return;
     this.#reconnects?.inc();
-    // Capped exponential backoff with full jitter: a fleet that lost auth together does not
-    // come back in lockstep.
+    // Capped exponential backoff, each wait a random point in the upper half: a fleet that lost
+    // auth together does not come back in lockstep.
     const { initialMs, maxMs } = this.#o.backoff ?? { initialMs: 250, maxMs: 15_000 };
     const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(this.#attempt, 20));
     this.#attempt++;
