@@ -66,6 +66,10 @@ export default function RecordingPage() {
   // Whether the player is, or is about to be, playing: true from the start (it plays by itself,
   // a moment after creation), then as its events say. A new speed keeps it.
   const playingRef = useRef(true);
+  // A new player autoplays a moment after creation, and until then pause() does nothing: a pause
+  // asked for in that moment is kept and carried out when playback starts.
+  const startedRef = useRef(false);
+  const pauseWantedRef = useRef(false);
   const [cast, setCast] = useState<string | undefined>(undefined);
   const [error, setError] = useState<unknown>(undefined);
   const [state, setState] = useState<State>("loading");
@@ -118,11 +122,21 @@ export default function RecordingPage() {
     });
     player.current = p;
     window.svcPlayer = p;
+    startedRef.current = false;
     const on = (playingNow: boolean, next: State) => () => {
       playingRef.current = playingNow;
       setState(next);
     };
-    p.addEventListener("playing", on(true, "playing"));
+    p.addEventListener("playing", () => {
+      startedRef.current = true;
+      if (pauseWantedRef.current) {
+        pauseWantedRef.current = false;
+        // Not from inside the player's own event: it is still finishing its start then.
+        setTimeout(() => void p.pause(), 0);
+        return;
+      }
+      on(true, "playing")();
+    });
     p.addEventListener("pause", on(false, "paused"));
     p.addEventListener("ended", on(false, "ended"));
     if (previous !== undefined) setState(wasPlaying ? "playing" : "paused");
@@ -145,11 +159,19 @@ export default function RecordingPage() {
 
   const p = player.current;
   const playing = state === "playing";
+  // The handlers read the player in service now: a speed change replaces it without always
+  // rendering again, so the one this render saw may be disposed already.
   const toggle = (): void => {
+    const p = player.current;
     if (!p) return;
-    void (playing ? p.pause() : p.play());
+    if (!playing) {
+      pauseWantedRef.current = false;
+      void p.play();
+    } else if (startedRef.current) void p.pause();
+    else pauseWantedRef.current = true;
   };
   const seek = (to: number): void => {
+    const p = player.current;
     if (!p) return;
     const end = duration ?? to;
     void p.seek(Math.min(Math.max(0, to), end)).then(() => setTime(p.getCurrentTime()));
