@@ -141,9 +141,6 @@ export async function startAuthRole(o: {
     // WatchTrust snapshots carry every CA's rotation state and go out again on each phase change.
     authorities: () => o.cas.status(),
     onAuthoritiesChange: (fn) => o.cas.onChange(fn),
-    // WatchTrust pushes every phase change (and the keys it publishes) to nodes and proxies.
-    authorities: () => o.cas.status(),
-    onAuthoritiesChange: (fn) => o.cas.onChange(fn),
     tls: { ...o.tls, clientCaPems: o.cas.trustedHostCaPems() },
     host: o.listen.host,
     port: o.listen.port,
