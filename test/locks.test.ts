@@ -422,6 +422,26 @@ describe("expiry and WatchTrust", () => {
   });
 });
 
+describe("WatchTrust streams", () => {
+  it("a cancelled stream is dropped at once; auth shutting down ends the others cleanly", async () => {
+    const feed = env.auth.service.trustFeed;
+    const before = feed.watchers;
+    const a = watch(env.client, await admin());
+    const b = watch(env.client, await admin());
+    await a.next(() => true);
+    await b.next(() => true);
+    expect(feed.watchers).toBe(before + 2);
+    a.stream.cancel();
+    await vi.waitFor(() => expect(feed.watchers).toBe(before + 1));
+    const ended = new Promise<void>((resolve) => b.stream.on("end", () => resolve()));
+    await env.stopAuth();
+    await ended;
+    expect(b.error()).toBeUndefined();
+    expect(feed.watchers).toBe(0);
+    await env.startAuth();
+  });
+});
+
 describe("svcctl lock", () => {
   let home: string;
   let bobHome: string;
