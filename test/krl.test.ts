@@ -1,10 +1,10 @@
 // Agentless revocation end to end, all real: an embedded platform (`svcd start`), a plain OpenSSH
 // sshd registered with `svcd agentless` and configured with RevokedKeys, two users whose
 // certificates come from `svc login` + `svc certs`, and the real `ssh` client. A lock made with
-// CreateLock reaches sshd through the KRL: once as `svcctl export --type krl` writes it (what a
-// cron job runs), once as `svcd agent --krl-file` keeps it fresh by itself (a second sshd reads
-// that file). The locked user is refused ("revoked" in sshd's log), the other still logs in, and
-// removing the lock lets the first back in.
+// `svcctl lock add` (or CreateLock) reaches sshd through the KRL: once as `svcctl export --type
+// krl` writes it (what a cron job runs), once as `svcd agent --krl-file` keeps it fresh by itself
+// (a second sshd reads that file). The locked user is refused ("revoked" in sshd's log), the other
+// still logs in, and removing the lock lets the first back in.
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -238,11 +238,11 @@ describe("KRL: locks reach an agentless sshd through RevokedKeys", () => {
   });
 
   it("a user lock: the exported KRL refuses bob's certificate while carol still logs in", async () => {
-    await callUnary(
-      platform().admin,
-      "CreateLock",
-      { name: "bob-krl", target: { user: "bob" }, message: "offboarding" },
-      md(),
+    // As an admin types it; CreateLock underneath.
+    await ok(
+      run("svcctl", ["lock", "add", "--user", "bob", "--name", "bob-krl", "--message", "offboarding"], {
+        env: platform().adminEnv,
+      }),
     );
     // sshd re-reads RevokedKeys on every authentication: no reload.
     await exportKrl();
@@ -281,7 +281,7 @@ describe("KRL: locks reach an agentless sshd through RevokedKeys", () => {
   });
 
   it("removing the lock and exporting again lets bob back in; the agent's file follows", async () => {
-    await callUnary(platform().admin, "DeleteLock", { name: "bob-krl" }, md());
+    await ok(run("svcctl", ["lock", "rm", "bob-krl"], { env: platform().adminEnv }));
     await exportKrl();
     expect(await inKrl(cronKrl, bob)).toBe(false);
     await expectLogin(bob, ports.cron);
@@ -293,8 +293,10 @@ describe("KRL: locks reach an agentless sshd through RevokedKeys", () => {
     const r = await run("svcctl", ["export", "--type", "krl", "--out", join(dir, "x.krl")], {
       env: { SVC_HOME: join(dir, "carol-home") },
     });
-    expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/denied|permission/i);
+    // Exit 4: access denied (docs/cli.md, "Exit codes"); no file written.
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toMatch(/not allowed to list locks/);
+    await expect(stat(join(dir, "x.krl"))).rejects.toThrow();
   });
 });
 

@@ -8,8 +8,7 @@ import { encodeKrl } from "../../core/certs/krl.ts";
 import { parseSshPublicKey } from "../../core/certs/ssh-keys.ts";
 import type { Clock } from "../../core/clock.ts";
 import { AccessDeniedError } from "../../core/errors.ts";
-import { type LockRecord, type LockTarget, lockCovering } from "../../core/locks/lock.ts";
-import type { ResourceSource } from "../../core/sources/source.ts";
+import { type LockRecord, lockCovering } from "../../core/locks/lock.ts";
 import type { ExportKrlResponse } from "../../proto/generated/svc/v1/ExportKrlResponse.ts";
 import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
 import type { Caller } from "./caller.ts";
@@ -67,34 +66,4 @@ export async function exportKrl(caller: Caller, d: ExportKrlDeps): Promise<Expor
     certificates: keyIds.length === 0 ? [] : caBlobs.map((caKeyBlob) => ({ caKeyBlob, keyIds })),
   });
   return { krl, digest };
-}
-
-/** The Lock resources of a source as lock records (expired ones included: callers filter). */
-export function lockRecordsOf(source: ResourceSource): LockRecord[] {
-  const out: LockRecord[] = [];
-  for (const l of source.list("Lock")) {
-    const t = l.spec.target;
-    const target: LockTarget | undefined = t.user
-      ? { user: t.user }
-      : t.role
-        ? { role: t.role }
-        : t.bot
-          ? { bot: t.bot }
-          : t.node
-            ? { node: t.node }
-            : t.key_id
-              ? { keyId: t.key_id }
-              : undefined;
-    if (!target) continue;
-    const created = l.metadata.creationTimestamp ? new Date(l.metadata.creationTimestamp) : new Date(0);
-    out.push({
-      name: l.metadata.name,
-      target,
-      message: l.spec.message ?? "",
-      ...(l.spec.expires ? { expires: new Date(l.spec.expires) } : {}),
-      createdBy: l.spec.created_by ?? "",
-      createdAt: created,
-    });
-  }
-  return out;
 }

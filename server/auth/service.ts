@@ -57,7 +57,7 @@ import { CertJournal } from "./cert-journal.ts";
 import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
 import type { AgentJoinHandler } from "./join-agent.ts";
-import { exportKrl, lockRecordsOf } from "./krl.ts";
+import { exportKrl } from "./krl.ts";
 import { LockService } from "./locks.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult, peerHost } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
@@ -836,7 +836,7 @@ export class AuthService {
     ExportKrl: unary(async (_req, caller) =>
       exportKrl(caller, {
         journal: this.#journal,
-        locks: () => lockRecordsOf(this.#d.source),
+        locks: () => this.locks.inForce(),
         publicKeys: () => this.#d.keys.publicKeys(),
         clock: this.#d.clock,
         isNode: async (id) => {
