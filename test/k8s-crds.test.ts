@@ -70,6 +70,7 @@ describe("CRDs on a real kube-apiserver", () => {
         "agentidentity.svc.dev/ci-bot",
         "connector.svc.dev/github",
         "jointoken.svc.dev/node-1",
+        "lock.svc.dev/lock-mallory",
         "role.svc.dev/dev",
         "user.svc.dev/alice",
       ].sort(),
@@ -261,6 +262,16 @@ describe("CRDs on a real kube-apiserver", () => {
         spec: { roles: ["dev"], cert_ttl: "1 hour" },
       },
       messages: [/spec\.cert_ttl/, /should match/],
+    },
+    {
+      name: "a Lock naming two targets (CEL)",
+      object: {
+        apiVersion: V,
+        kind: "Lock",
+        metadata: { name: "two-targets" },
+        spec: { target: { user: "mallory", node: "n1" } },
+      },
+      messages: [/spec\.target/, /a lock target names exactly one of user, role, bot, node, key_id/],
     },
   ];
 
