@@ -202,6 +202,27 @@ async function lastLoginAudit(user: string) {
 }
 
 describe("OIDC login through auth", () => {
+  it("refuses a locked user's single sign-on and live SSO session, saying so (docs/locks.md)", async () => {
+    const first = await browserLogin("corp", "alice");
+    const ok = await validate(first.query, first.b.binding);
+    const md = userMetadata(ok.login?.session?.session_id ?? "");
+    await source.apply({
+      apiVersion: API_VERSION,
+      kind: "Lock",
+      metadata: { name: "sso-lock" },
+      spec: { target: { user: "alice@example.com" }, message: "sso locked" },
+    });
+    try {
+      const locked = { code: status.PERMISSION_DENIED, details: "locked: sso locked" };
+      expect(await statusOf(callUnary(client, "GetSession", {}, md))).toMatchObject(locked);
+      const again = await browserLogin("corp", "alice");
+      expect(await statusOf(validate(again.query, again.b.binding))).toMatchObject(locked);
+    } finally {
+      await source.remove("Lock", "sso-lock");
+    }
+    expect((await callUnary(client, "GetSession", {}, md)).username).toBe("alice@example.com");
+  });
+
   it("maps the provider's identity to roles and issues a session like a password login", async () => {
     const { req, query, b } = await browserLogin("corp", "alice");
     const provider = new URL(req.redirect_url);
