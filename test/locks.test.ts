@@ -16,6 +16,7 @@ import type { TrustSnapshot__Output } from "../proto/generated/svc/v1/TrustSnaps
 import { agentMetadata, callUnary, userMetadata } from "../server/auth/client.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import { clientCert, statusOf } from "./auth-fixture.ts";
+import { SoftKey } from "./auth-softkey.ts";
 import { addBot, type MachineEnv, machineResources, PASSWORD, startMachineEnv } from "./bot-fixture.ts";
 import { run } from "./cli-fixture.ts";
 
@@ -41,9 +42,10 @@ beforeAll(async () => {
       },
       user("carol", ["ops"]),
       user("dave", ["access"]),
+      user("erin", ["access"]),
     ],
   });
-  for (const u of ["carol", "dave"]) await setPassword(env.backend, u, PASSWORD);
+  for (const u of ["carol", "dave", "erin"]) await setPassword(env.backend, u, PASSWORD);
 });
 afterAll(async () => {
   for (const s of streams) s.cancel();
@@ -261,6 +263,62 @@ describe("enforcement in auth", () => {
     await deleteLock(lock.name);
     expect((await callUnary(env.client, "GetSession", {}, dave)).username).toBe("dave");
     expect((await sshLogin(node, cert, "dave")).name).toBe("dave");
+  });
+
+  it("a WebAuthn login: refused at the device step when locked after the password step", async () => {
+    const rp = { rp_id: "localhost", rp_name: "svc test", origin: "https://localhost:3080" };
+    const key = new SoftKey();
+    const sid = await login("erin");
+    const begin = await callUnary(
+      env.client,
+      "BeginWebAuthnRegistration",
+      { relying_party: rp },
+      userMetadata(sid),
+    );
+    await callUnary(
+      env.client,
+      "FinishWebAuthnRegistration",
+      {
+        challenge_id: begin.challenge_id,
+        credential_json: key.register(begin.options_json, rp.origin),
+        relying_party: rp,
+        device_name: "key",
+      },
+      userMetadata(sid),
+    );
+    const first = await callUnary(env.client, "AuthenticateLocal", {
+      username: "erin",
+      password: PASSWORD,
+      client_address: "",
+      webauthn: rp,
+    });
+    const challenge = first.mfa_required?.challenge;
+    expect(challenge?.challenge_id).toBeTruthy();
+    const lock = await createLock({ target: { user: "erin" }, message: "device lost" });
+    const finish = await statusOf(
+      callUnary(env.client, "FinishWebAuthnLogin", {
+        challenge_id: challenge?.challenge_id ?? "",
+        credential_json: key.assert(challenge?.options_json ?? "", rp.origin),
+        relying_party: rp,
+        client_address: "",
+      }),
+    );
+    expect(finish).toMatchObject(denied(/^locked: device lost$/));
+    await deleteLock(lock.name);
+    const again = await callUnary(env.client, "AuthenticateLocal", {
+      username: "erin",
+      password: PASSWORD,
+      client_address: "",
+      webauthn: rp,
+    });
+    const c = again.mfa_required?.challenge;
+    const done = await callUnary(env.client, "FinishWebAuthnLogin", {
+      challenge_id: c?.challenge_id ?? "",
+      credential_json: key.assert(c?.options_json ?? "", rp.origin),
+      relying_party: rp,
+      client_address: "",
+    });
+    expect(done.session?.username).toBe("erin");
   });
 
   it("a locked role locks every user holding it", async () => {
