@@ -70,6 +70,21 @@ describe("locks enforced at nodes and the proxy", () => {
   );
 
   it(
+    "svc ssh through the proxy's node stream ends with the lock's message; another user's survives",
+    async () => {
+      const mine = await w.svcSsh("alice", node1);
+      sessions.push(mine);
+      const other = await w.svcSsh("admin", node1);
+      sessions.push(other);
+      await w.lock({ user: "alice" }, "stream locked for review");
+      await mine.exited;
+      expect(mine.stderr()).toContain("stream locked for review");
+      await other.echo("admin-stream-alive");
+    },
+    STEP,
+  );
+
+  it(
     "a role lock and a key id lock end the sessions they cover and no other",
     async () => {
       const other = await live("admin", node2);

@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LockTarget } from "../proto/generated/svc/v1/LockTarget.ts";
 import { type AuthServiceClient, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
-import { type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
+import { bin, type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
 import { mustOpen, type TerminalConnection } from "./terminal-client.ts";
 
@@ -58,6 +58,8 @@ export interface LocksWorld {
   ssh(c: Certs, node: LockNode): Promise<RunResult>;
   loginWorks(c: Certs, node: LockNode): Promise<boolean>;
   openSsh(c: Certs, node: LockNode): Promise<LiveSsh>;
+  /** `svc ssh root@<node> <command>` as that user: SSH end to end through the proxy's node stream */
+  svcSsh(who: "admin" | "alice", node: LockNode): Promise<LiveSsh>;
   terminal(sessionId: string, node: LockNode): Promise<TerminalConnection>;
   web(path: string, sessionId: string): Promise<{ status: number; body: string }>;
   stopPlatform(): Promise<void>;
@@ -98,9 +100,12 @@ function sshArgs(c: Certs, node: LockNode): string[] {
 }
 
 async function openSsh(c: Certs, node: LockNode): Promise<LiveSsh> {
-  const child = spawn("ssh", [...sshArgs(c, node), "echo session-up; exec cat"], {
-    stdio: ["pipe", "pipe", "pipe"],
-  });
+  return liveSession(spawn("ssh", [...sshArgs(c, node), UP_AND_CAT], { stdio: ["pipe", "pipe", "pipe"] }));
+}
+
+const UP_AND_CAT = "echo session-up; exec cat";
+
+async function liveSession(child: ChildProcess): Promise<LiveSsh> {
   let out = "";
   let err = "";
   child.stdout?.on("data", (d: Buffer) => {
@@ -302,6 +307,13 @@ export async function startLocksWorld(o: { nodes: number }): Promise<LocksWorld>
       ssh,
       loginWorks: async (certs, node) => (await ssh(certs, node)).stdout.includes("login-ok"),
       openSsh,
+      svcSsh: (who, node) =>
+        liveSession(
+          spawn(bin("svc"), ["ssh", `root@${node.name}`, UP_AND_CAT], {
+            env: { ...process.env, ...(who === "admin" ? adminEnv : aliceEnv) },
+            stdio: ["pipe", "pipe", "pipe"],
+          }),
+        ),
       terminal: (sessionId, node) =>
         mustOpen({
           baseUrl: `https://127.0.0.1:${ports.proxy}`,

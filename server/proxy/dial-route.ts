@@ -73,6 +73,9 @@ export function awaitSshBanner(
   });
 }
 
+/** How long a locked user's node stream stays open for the node to end the session itself. */
+export const DIAL_LOCK_GRACE_MS = 500;
+
 /** A WebSocket close reason is at most 123 bytes of UTF-8. */
 function closeReason(message: string): string {
   let out = message;
@@ -163,10 +166,13 @@ export function registerDialRoute(app: FastifyInstance, deps: DialRouteDeps): vo
           });
           const untrack = deps.locks?.track(sessionOf(request).info, (message) => {
             // Binary frames carry the CLI's SSH stream now, so no error frame: the message rides
-            // in the close reason (at most 123 bytes); the node itself ends the SSH session too,
-            // with the message on the user's terminal.
-            socket.close(closeCodeOf("access_denied"), closeReason(message));
-            sock.destroy();
+            // in the close reason (at most 123 bytes). An agent ends the SSH session itself with
+            // the message on the user's terminal, so it gets a moment to; the proxy's close is
+            // what ends a stream to a node that does not (an agentless sshd).
+            setTimeout(() => {
+              socket.close(closeCodeOf("access_denied"), closeReason(message));
+              sock.destroy();
+            }, DIAL_LOCK_GRACE_MS).unref();
           });
           if (untrack) socket.once("close", untrack);
         } catch (err) {
