@@ -4,13 +4,16 @@
 // RotateCertAuthority call until each agent holds a trust snapshot with the new phase and exactly
 // the CA keys GetPublicKeys then answers (p50/p99 over agents x phases). Baseline in the same run:
 // one heartbeat round trip from the same agents (a unary call on the same channel to the same
-// auth), so the ratio says how many round trips a rotation costs to reach everyone.
+// auth), so the ratio says how many round trips a rotation costs to reach everyone. Also: at
+// host_ssh update_servers, the time until each agent's own host certificate is re-issued by the
+// new key (rotation-follow.ts asks for a renewal at once).
 //   npm run bench -- rotation        (SVC_BENCH_ROTATION_AGENTS=20 by default)
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pino from "pino";
 import { type RunningAgent, runAgent } from "../server/agent/main.ts";
+import { sshSignedBy } from "../server/agent/rotation-follow.ts";
 import type { TrustSnapshotView } from "../server/trust/watcher.ts";
 import { startRotationPlatform } from "../test/rotation-fixture.ts";
 import type { BenchReport, BenchRow } from "./report.ts";
@@ -49,6 +52,16 @@ function arrival(
   });
 }
 
+function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([
+    p,
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out: ${what}`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
 export default async function rotationBench(): Promise<BenchReport> {
   const dir = await mkdtemp(join(tmpdir(), "svc-bench-rotation-"));
   const p = await startRotationPlatform(dir);
@@ -68,22 +81,28 @@ export default async function rotationBench(): Promise<BenchReport> {
       );
     }
     // Every agent has its first snapshot before anything is timed.
+    const firstBy = performance.now() + 120_000;
     for (const a of agents) {
-      if (!a.trust.watcher.current()) await arrival(a, () => true);
+      while (!a.trust.watcher.current()) {
+        if (performance.now() > firstBy) throw new Error(`agent ${a.hostname}: no first trust snapshot`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
     }
+    process.stderr.write(`rotation bench: ${AGENTS} agents hold a trust snapshot\n`);
 
     const heartbeatMs: number[] = [];
     for (let r = 0; r < HEARTBEATS; r++) {
       await Promise.all(
         agents.map(async (a) => {
-          const t0 = performance.now();
+          const started = performance.now();
           await a.heartbeat();
-          heartbeatMs.push(performance.now() - t0);
+          heartbeatMs.push(performance.now() - started);
         }),
       );
     }
 
     const perType: Record<string, number[]> = {};
+    const reissueMs: number[] = [];
     const all: number[] = [];
     for (const type of ["user_ssh", "host_ssh"]) {
       perType[type] = [];
@@ -94,8 +113,8 @@ export default async function rotationBench(): Promise<BenchReport> {
           arrival(a, (s) => {
             const ca = s.authorities.find((c) => c.type === type);
             if (ca?.phase !== phase) return false;
-            // The keys are checked once the expected set is known (it is by the time it matters:
-            // the phase alone already proves the snapshot is from after the change).
+            // The keys are checked once the expected set is known (the phase alone already
+            // proves the snapshot is from after the change).
             return (
               expected === undefined ||
               (sameSet(s.publicKeys.user_ca_ssh_public_keys, expected.user) &&
@@ -103,8 +122,20 @@ export default async function rotationBench(): Promise<BenchReport> {
             );
           }),
         );
+        // host_ssh update_servers: each agent renews at once (rotation-follow.ts); timed until its
+        // first renewal, which must leave it with a host certificate from the new active key.
+        const reissued =
+          type === "host_ssh" && phase === "update_servers"
+            ? agents.map(
+                (a) =>
+                  new Promise<number>((resolve) =>
+                    a.credentials.once("renewed", () => resolve(performance.now())),
+                  ),
+              )
+            : [];
         const t0 = performance.now();
-        await p.rotate(type, phase);
+        const status = await p.rotate(type, phase);
+        const activeKey = status.keys.find((k) => k.role === "active")?.public_key;
         const pub = await p.publicKeys();
         expected = { user: pub.user_ca_ssh_public_keys, host: pub.host_ca_ssh_public_keys };
         const times = await Promise.all(seen);
@@ -112,6 +143,13 @@ export default async function rotationBench(): Promise<BenchReport> {
           perType[type]?.push(t - t0);
           all.push(t - t0);
         }
+        for (const t of await withTimeout(Promise.all(reissued), 120_000, "host certificates re-issued"))
+          reissueMs.push(t - t0);
+        if (reissued.length > 0)
+          for (const a of agents)
+            if (!activeKey || !sshSignedBy(a.credentials.identity().hostCertificate, activeKey))
+              throw new Error(`agent ${a.hostname}: host certificate not from the new key after renewal`);
+        process.stderr.write(`rotation bench: ${type} ${phase} reached every agent\n`);
       }
     }
 
@@ -128,6 +166,11 @@ export default async function rotationBench(): Promise<BenchReport> {
         row("user_ssh phase change -> agent snapshot", perType.user_ssh ?? [], `${AGENTS} agents x 4 phases`),
         row("host_ssh phase change -> agent snapshot", perType.host_ssh ?? [], `${AGENTS} agents x 4 phases`),
         row("all phase changes -> agent snapshot", all, `${all.length} samples`),
+        row(
+          "host_ssh update_servers -> agent host cert re-issued",
+          reissueMs,
+          `${reissueMs.length} agents, RenewNodeCredentials at once`,
+        ),
         row("baseline: one heartbeat round trip", heartbeatMs, `${heartbeatMs.length} samples, same agents`),
       ],
       ratios: [
