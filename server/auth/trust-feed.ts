@@ -86,7 +86,9 @@ export class TrustFeed {
   readonly #watchers = new Set<Watcher>();
   readonly #keepaliveSeconds: number;
   #current: TrustSnapshot | undefined;
-  #building: Promise<TrustSnapshot> | undefined;
+  #building: { gen: number; snap: Promise<TrustSnapshot> } | undefined;
+  /** Bumped on every change: a build started before it must not be cached or reused after it. */
+  #gen = 0;
   #debounce: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
   #closed = false;
@@ -108,10 +110,13 @@ export class TrustFeed {
   /** The snapshot now (built when none is current). */
   snapshot(): Promise<TrustSnapshot> {
     if (this.#current) return Promise.resolve(this.#current);
-    this.#building ??= this.#build().finally(() => {
-      this.#building = undefined;
+    if (this.#building?.gen === this.#gen) return this.#building.snap;
+    const building = { gen: this.#gen, snap: this.#build(this.#gen) };
+    this.#building = building;
+    void building.snap.finally(() => {
+      if (this.#building === building) this.#building = undefined;
     });
-    return this.#building;
+    return building.snap;
   }
 
   /** Serves one WatchTrust stream until the client goes away or the feed closes. */
@@ -164,10 +169,12 @@ export class TrustFeed {
   }
 
   #changed(): void {
-    if (this.#closed || this.#debounce) return;
+    if (this.#closed) return;
+    this.#gen++;
+    this.#current = undefined;
+    if (this.#debounce) return;
     this.#debounce = setTimeout(() => {
       this.#debounce = undefined;
-      this.#current = undefined;
       void this.#broadcast();
     }, this.#o.debounceMs ?? DEFAULT_DEBOUNCE_MS);
   }
@@ -206,10 +213,11 @@ export class TrustFeed {
       this.#unsubscribe = undefined;
       // Nobody listens for changes now: the next watcher must not get a stale cached snapshot.
       this.#current = undefined;
+      this.#gen++;
     }
   }
 
-  async #build(): Promise<TrustSnapshot> {
+  async #build(gen: number): Promise<TrustSnapshot> {
     const locks = this.#o.sources.locks().map(lockToProto);
     const keys = await this.#o.sources.publicKeys();
     const authorities = this.#o.sources.authorities();
@@ -222,7 +230,7 @@ export class TrustFeed {
       keepalive_seconds: this.#keepaliveSeconds,
     };
     // Cached only while a change would clear it (someone is subscribed).
-    if (this.#unsubscribe) this.#current = snap;
+    if (this.#unsubscribe && gen === this.#gen) this.#current = snap;
     return snap;
   }
 }
