@@ -125,13 +125,14 @@ export interface AgentTrust {
  * the diagnostics listener reporting the snapshot's age. Started after the first heartbeat.
  */
 export async function startAgentTrust(o: AgentTrustOptions): Promise<AgentTrust> {
-  const registry = createMetricsRegistry("agent");
+  // Metrics only where someone can read them (process metrics cost a little CPU on every node).
+  const registry = o.diagListen !== undefined ? createMetricsRegistry("agent") : undefined;
   const watcher = new TrustWatcher({
     client: o.client,
     metadata: o.metadata,
     clock: o.clock,
     logger: o.logger,
-    metrics: registry,
+    ...(registry ? { metrics: registry } : {}),
     component: "agent",
   });
   const locks = new AgentLocks({
@@ -142,7 +143,7 @@ export async function startAgentTrust(o: AgentTrustOptions): Promise<AgentTrust>
     logger: o.logger,
   });
   let diagnostics: Diagnostics | undefined;
-  if (o.diagListen !== undefined) {
+  if (o.diagListen !== undefined && registry) {
     const m = /^\[([^\]]+)\]:(\d{1,5})$/.exec(o.diagListen) ?? /^([^:]*):(\d{1,5})$/.exec(o.diagListen);
     if (!m || Number(m[2]) > 65535) throw new BadParameterError("--diag-listen must be host:port");
     diagnostics = await startDiagnostics(registry, m[1] || "127.0.0.1", Number(m[2]), {
