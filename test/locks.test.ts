@@ -500,6 +500,9 @@ describe("WatchTrust streams", () => {
   });
 });
 
+/** Each svcctl run is a process start; a busy machine makes a dozen of them slow. */
+const CLI_STEP = 240_000;
+
 describe("svcctl lock", () => {
   let home: string;
   let bobHome: string;
@@ -531,80 +534,88 @@ describe("svcctl lock", () => {
     for (const h of homes) await rm(h, { recursive: true, force: true });
   });
 
-  it("add, ls and rm as an admin types them; the lock is enforced meanwhile", async () => {
-    const add = await svcctl(["lock", "add", "--user", "dave", "--message", "svcctl test", "--ttl", "1h"]);
-    expect(add.code, add.stderr).toBe(0);
-    const name = /^Lock (\S+) created: user=dave is refused everywhere until (\S+)\.$/m.exec(add.stdout);
-    expect(name, add.stdout).not.toBeNull();
-    expect(await statusOf(login("dave"))).toMatchObject(denied(/^locked: svcctl test$/));
+  it(
+    "add, ls and rm as an admin types them; the lock is enforced meanwhile",
+    async () => {
+      const add = await svcctl(["lock", "add", "--user", "dave", "--message", "svcctl test", "--ttl", "1h"]);
+      expect(add.code, add.stderr).toBe(0);
+      const name = /^Lock (\S+) created: user=dave is refused everywhere until (\S+)\.$/m.exec(add.stdout);
+      expect(name, add.stdout).not.toBeNull();
+      expect(await statusOf(login("dave"))).toMatchObject(denied(/^locked: svcctl test$/));
 
-    const ls = await svcctl(["lock", "ls", "--format", "json"]);
-    expect(ls.code, ls.stderr).toBe(0);
-    const listed = JSON.parse(ls.stdout) as { name: string; target: string; created_by: string }[];
-    expect(listed).toContainEqual(
-      expect.objectContaining({
-        name: name?.[1],
-        target: "user=dave",
-        created_by: "alice",
-        message: "svcctl test",
-      }),
-    );
-    const table = await svcctl(["lock", "ls"]);
-    expect(table.stdout).toMatch(/NAME\s+TARGET\s+EXPIRES/);
-    expect(table.stdout).toContain("user=dave");
+      const ls = await svcctl(["lock", "ls", "--format", "json"]);
+      expect(ls.code, ls.stderr).toBe(0);
+      const listed = JSON.parse(ls.stdout) as { name: string; target: string; created_by: string }[];
+      expect(listed).toContainEqual(
+        expect.objectContaining({
+          name: name?.[1],
+          target: "user=dave",
+          created_by: "alice",
+          message: "svcctl test",
+        }),
+      );
+      const table = await svcctl(["lock", "ls"]);
+      expect(table.stdout).toMatch(/NAME\s+TARGET\s+EXPIRES/);
+      expect(table.stdout).toContain("user=dave");
 
-    const rm = await svcctl(["lock", "rm", name?.[1] ?? ""]);
-    expect(rm.code, rm.stderr).toBe(0);
-    expect(rm.stdout).toBe(`Lock ${name?.[1]} removed.\n`);
-    expect(await login("dave")).toMatch(/.+/);
-    const again = await svcctl(["lock", "rm", name?.[1] ?? ""]);
-    expect(again.code).not.toBe(0);
-    expect(again.stderr).toMatch(/not found/);
+      const rm = await svcctl(["lock", "rm", name?.[1] ?? ""]);
+      expect(rm.code, rm.stderr).toBe(0);
+      expect(rm.stdout).toBe(`Lock ${name?.[1]} removed.\n`);
+      expect(await login("dave")).toMatch(/.+/);
+      const again = await svcctl(["lock", "rm", name?.[1] ?? ""]);
+      expect(again.code).not.toBe(0);
+      expect(again.stderr).toMatch(/not found/);
 
-    const named = await svcctl([
-      "lock",
-      "add",
-      "--node",
-      "n-123",
-      "--name",
-      "freeze-n",
-      "--expires",
-      "2099-01-01T00:00:00Z",
-      "--json",
-    ]);
-    expect(named.code, named.stderr).toBe(0);
-    expect(JSON.parse(named.stdout)).toMatchObject({
-      name: "freeze-n",
-      target: "node=n-123",
-      expires: "2099-01-01T00:00:00.000Z",
-    });
-    expect((await svcctl(["locks", "rm", "freeze-n"])).code).toBe(0);
-  });
+      const named = await svcctl([
+        "lock",
+        "add",
+        "--node",
+        "n-123",
+        "--name",
+        "freeze-n",
+        "--expires",
+        "2099-01-01T00:00:00Z",
+        "--json",
+      ]);
+      expect(named.code, named.stderr).toBe(0);
+      expect(JSON.parse(named.stdout)).toMatchObject({
+        name: "freeze-n",
+        target: "node=n-123",
+        expires: "2099-01-01T00:00:00.000Z",
+      });
+      expect((await svcctl(["locks", "rm", "freeze-n"])).code).toBe(0);
+    },
+    CLI_STEP,
+  );
 
-  it("usage errors and a non-admin are refused with their exit codes", async () => {
-    const none = await svcctl(["lock", "add", "--message", "x"]);
-    expect(none.code).toBe(2);
-    expect(none.stderr).toMatch(/exactly one of --user, --role, --bot, --node, --key-id/);
-    const two = await svcctl(["lock", "add", "--user", "a", "--role", "b"]);
-    expect(two.code).toBe(2);
-    const both = await svcctl([
-      "lock",
-      "add",
-      "--user",
-      "a",
-      "--ttl",
-      "1h",
-      "--expires",
-      "2099-01-01T00:00:00Z",
-    ]);
-    expect(both.code).toBe(2);
-    const past = await svcctl(["lock", "add", "--user", "a", "--expires", "2001-01-01T00:00:00Z"]);
-    expect(past.code).not.toBe(0);
-    expect(past.stderr).toMatch(/in the past/);
-    const bob = await svcctl(["lock", "ls"], bobHome);
-    expect(bob.code).toBe(4);
-    const help = await svcctl(["lock", "add", "--help"]);
-    expect(help.code).toBe(0);
-    expect(help.stdout).toMatch(/--key-id <id>/);
-  });
+  it(
+    "usage errors and a non-admin are refused with their exit codes",
+    async () => {
+      const none = await svcctl(["lock", "add", "--message", "x"]);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toMatch(/exactly one of --user, --role, --bot, --node, --key-id/);
+      const two = await svcctl(["lock", "add", "--user", "a", "--role", "b"]);
+      expect(two.code).toBe(2);
+      const both = await svcctl([
+        "lock",
+        "add",
+        "--user",
+        "a",
+        "--ttl",
+        "1h",
+        "--expires",
+        "2099-01-01T00:00:00Z",
+      ]);
+      expect(both.code).toBe(2);
+      const past = await svcctl(["lock", "add", "--user", "a", "--expires", "2001-01-01T00:00:00Z"]);
+      expect(past.code).not.toBe(0);
+      expect(past.stderr).toMatch(/in the past/);
+      const bob = await svcctl(["lock", "ls"], bobHome);
+      expect(bob.code).toBe(4);
+      const help = await svcctl(["lock", "add", "--help"]);
+      expect(help.code).toBe(0);
+      expect(help.stdout).toMatch(/--key-id <id>/);
+    },
+    CLI_STEP,
+  );
 });
