@@ -311,6 +311,42 @@ describe("node certificate renewal", () => {
     expect(agent.credentials.identity().hostCertificate).toBe(identity.hostCertificate);
   });
 
+  it.each(["after-rpc", "mid-save"] as const)(
+    "an agent process killed (SIGKILL) %s starts again with its old identity",
+    async (at) => {
+      const { identity, dataDir } = await joinedNode(`renew-kill-${at}`);
+      const onDisk = await readFile(join(dataDir, IDENTITY_FILE), "utf8");
+      const child = spawn(
+        process.execPath,
+        [
+          join(import.meta.dirname, "renewal-crash-process.ts"),
+          JSON.stringify({ dataDir, address: env.address, serverName: env.serverName, at }),
+        ],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
+      let out = "";
+      child.stdout.on("data", (d: Buffer) => {
+        out += d.toString();
+      });
+      const signal = await new Promise<NodeJS.Signals | null>((resolve) =>
+        child.once("exit", (_code, sig) => resolve(sig)),
+      );
+      // It died where asked: after auth certified the new keys, before the rename.
+      expect(signal).toBe("SIGKILL");
+      expect(out).toBe("KILL\n");
+      expect(await readFile(join(dataDir, IDENTITY_FILE), "utf8")).toBe(onDisk);
+      const events = await env.backend.searchAudit({ type: "node.renewed", limit: 500, offset: 0 });
+      expect(events.items.some((e) => e.success && e.fields.agent_id === identity.agentId)).toBe(true);
+      // The next start: no token, the same node, heartbeats accepted with the old certificate.
+      const agent = await startAgent(`renew-kill-${at}`, dataDir);
+      expect(agent.joined).toBe(false);
+      expect(agent.agentId).toBe(identity.agentId);
+      expect(agent.credentials.identity().tlsCertificatePem).toBe(identity.tlsCertificatePem);
+      await agent.heartbeat();
+    },
+    60_000,
+  );
+
   it("an agent offline past expiry cannot renew and says to join again; with a token it joins again under its name", async () => {
     const { identity, dataDir } = await joinedNode("renew-late");
     // Two days later by the agent's clock: its certificates have expired.
