@@ -1,24 +1,29 @@
 // Locks through the real auth server (TLS, interceptor, resource writer, real CAs): every target
 // kind refused at every point auth decides, an unlocked identity unaffected, expiry lifting a
 // lock, admins only, and WatchTrust pushing a new snapshot when a lock is made and when it ends.
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { ClientReadableStream } from "@grpc/grpc-js";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { saveProfile } from "../cli/profile.ts";
+import { SqliteBackend } from "../core/backend/sqlite.ts";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { generateEcdsaP256, privateKeyToPem } from "../core/certs/x509.ts";
+import { systemClock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
+import { FolderSource } from "../core/sources/folder.ts";
 import type { AuthServiceClient } from "../proto/generated/svc/v1/AuthService.ts";
 import type { TrustSnapshot__Output } from "../proto/generated/svc/v1/TrustSnapshot.ts";
-import { agentMetadata, callUnary, userMetadata } from "../server/auth/client.ts";
+import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
 import { setPassword } from "../server/auth/passwords.ts";
-import { clientCert, statusOf } from "./auth-fixture.ts";
+import { startAuthServer } from "../server/auth/server.ts";
+import { clientCert, makePki, silentLogger, statusOf, testResources } from "./auth-fixture.ts";
 import { SoftKey } from "./auth-softkey.ts";
 import { addBot, type MachineEnv, machineResources, PASSWORD, startMachineEnv } from "./bot-fixture.ts";
 import { run } from "./cli-fixture.ts";
+import { toYaml } from "./k8s-examples.ts";
 
 let env: MachineEnv;
 const streams: ClientReadableStream<TrustSnapshot__Output>[] = [];
@@ -618,4 +623,68 @@ describe("svcctl lock", () => {
     },
     CLI_STEP,
   );
+});
+
+describe("embedded mode: a Lock file in the resource folder", () => {
+  it("is enforced once the folder source reads it, and lifted when the file goes", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "svc-locks-folder-"));
+    const pki = await makePki();
+    const backend = new SqliteBackend({ path: ":memory:", clock: systemClock, sweepIntervalMs: 0 });
+    const source = new FolderSource({ dir, debounceMs: 20 });
+    await writeFile(join(dir, "resources.yaml"), toYaml(...testResources()));
+    await source.start();
+    await setPassword(backend, "bob", PASSWORD);
+    const auth = await startAuthServer({
+      backend,
+      source,
+      writer: source,
+      clock: systemClock,
+      logger: silentLogger,
+      keys: pki.keys,
+      cluster: { clusterName: "test", serverVersion: "0.1.0" },
+      tls: { certPem: pki.serverCertPem, keyPem: pki.serverKeyPem, clientCaPems: [pki.hostCa.certPem] },
+      port: 0,
+    });
+    const client = createAuthClient({
+      address: auth.address,
+      caPems: [pki.hostCa.certPem],
+      serverName: "localhost",
+    });
+    try {
+      const r = await callUnary(client, "AuthenticateLocal", { username: "bob", password: PASSWORD });
+      const bob = userMetadata(r.session?.session_id ?? "");
+      expect((await callUnary(client, "GetSession", {}, bob)).username).toBe("bob");
+      const file = join(dir, "lock-bob.yaml");
+      await writeFile(
+        file,
+        toYaml({
+          apiVersion: API_VERSION,
+          kind: "Lock",
+          metadata: { name: "bob-by-file" },
+          spec: { target: { user: "bob" }, message: "from the folder" },
+        }),
+      );
+      await vi.waitFor(
+        async () =>
+          expect(await statusOf(callUnary(client, "GetSession", {}, bob))).toMatchObject(
+            denied(/^locked: from the folder$/),
+          ),
+        { timeout: 10_000, interval: 50 },
+      );
+      await rm(file);
+      await vi.waitFor(
+        async () => expect((await callUnary(client, "GetSession", {}, bob)).username).toBe("bob"),
+        {
+          timeout: 10_000,
+          interval: 50,
+        },
+      );
+    } finally {
+      client.close();
+      await auth.close(1000);
+      await source.stop();
+      await backend.close();
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
 });
