@@ -340,6 +340,27 @@ describe("enforcement in auth", () => {
     );
     await deleteLock(lock.name);
     expect((await sshLogin(node, cert, "carol")).name).toBe("carol");
+
+    // dave's certificate carries only "access"; once dave also holds "ops", an ops lock covers him.
+    const daveCert = (await certOf(await login("dave"))).cert;
+    await env.source.apply({
+      apiVersion: API_VERSION,
+      kind: "User",
+      metadata: { name: "dave" },
+      spec: { roles: ["access", "ops"], traits: { logins: ["dave"] } },
+    });
+    const opsLock = await createLock({ target: { role: "ops" }, message: "ops frozen" });
+    try {
+      expect(await statusOf(sshLogin(node, daveCert, "dave"))).toMatchObject(denied(/^locked: ops frozen$/));
+    } finally {
+      await deleteLock(opsLock.name);
+      await env.source.apply({
+        apiVersion: API_VERSION,
+        kind: "User",
+        metadata: { name: "dave" },
+        spec: { roles: ["access"], traits: { logins: ["dave"] } },
+      });
+    }
   });
 
   it("a key id lock refuses that one certificate; another of the same user still works", async () => {

@@ -62,6 +62,13 @@ export async function authorizeSshLogin(
   if (!labels) throw new AccessDeniedError("this node is not registered");
   const current = await d.current(identity);
   if (!current) throw new AccessDeniedError(`${identity.kind} ${identity.name} may not log in any more`);
+  // A role lock also covers whoever holds the role now, whatever the certificate carries.
+  const lockedNow = d.lockRefusal?.({
+    ...(identity.kind === "user" ? { user: identity.name } : {}),
+    ...(identity.kind === "bot" ? { bot: identity.name } : {}),
+    roles: current.roles,
+  });
+  if (lockedNow !== undefined) throw new AccessDeniedError(lockedNow);
   // The certificate's roles, minus any the identity has lost since it was issued.
   const held = new Set(current.roles);
   const roles: Role[] = [];
