@@ -16,6 +16,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parseSshCertificate } from "../core/certs/ssh-cert.ts";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { generateEcdsaP256 } from "../core/certs/x509.ts";
+import { API_VERSION } from "../core/resources/index.ts";
 import { AgentCredentials, identityValidity } from "../server/agent/credentials.ts";
 import { type AgentIdentity, IDENTITY_FILE, loadIdentity, saveIdentity } from "../server/agent/identity.ts";
 import { joinCluster } from "../server/agent/join.ts";
@@ -256,7 +257,7 @@ describe("node certificate renewal", () => {
     }
   }, 120_000);
 
-  it("refuses a host key it does not allow and a removed node", async () => {
+  it("refuses a host key it does not allow, a locked node and a removed node", async () => {
     const { identity } = await joinedNode("renew-gone");
     const client = clientOf(identity);
     try {
@@ -268,6 +269,18 @@ describe("node certificate renewal", () => {
       expect(parseSshCertificate(ok.host_certificate).principals).toEqual([identity.agentId, "renew-gone"]);
       expect(ok.host_ca_pems).toEqual([env.cas.hostCa.certPem]);
       expect(Date.parse(ok.expires) - Date.now()).toBeLessThanOrEqual(TTL_SECONDS * 1000);
+
+      // A locked node gets no new certificates (auth's lock check covers every call of the node).
+      await env.source.apply({
+        apiVersion: API_VERSION,
+        kind: "Lock",
+        metadata: { name: "renew-gone-lock" },
+        spec: { target: { node: identity.agentId }, message: "renewal test" },
+      } as never);
+      const locked = await statusOf(callUnary(client, "RenewNodeCredentials", renewRequest(), md));
+      expect(locked.code).toBe(status.PERMISSION_DENIED);
+      expect(locked.details).toMatch(/renewal test/);
+      await env.source.remove("Lock", "renew-gone-lock");
 
       await callUnary(env.client, "DeleteNode", { node: "renew-gone" }, userMetadata(admin));
       const removed = await statusOf(callUnary(client, "RenewNodeCredentials", renewRequest(), md));

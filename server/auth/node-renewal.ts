@@ -1,6 +1,6 @@
 // RenewNodeCredentials (docs/agent.md "Renewal"): a joined agent, authenticated by its current
-// TLS client certificate (an expired one already fails the handshake, and the interceptor refuses
-// a removed node), trades two fresh public keys for a host SSH certificate and a TLS client
+// TLS client certificate (an expired one already fails the handshake; the interceptor refuses a
+// removed node, and a locked one, docs/locks.md), trades two fresh public keys for a host SSH certificate and a TLS client
 // certificate with the same names as at join, both valid for auth.node_cert_ttl and signed by the
 // CAs' current signing keys. An agent offline past expiry cannot get here: it joins again.
 import type { Logger } from "pino";
@@ -51,11 +51,6 @@ export interface NodeRenewalDeps {
   publicKeys(): PublicKeys | Promise<PublicKeys>;
   /** auth.node_cert_ttl in seconds; default NODE_CERT_TTL_SECONDS */
   ttlSeconds?: number;
-  /**
-   * Hook for locks (docs/locks.md): the message of a lock covering this node, or undefined. A
-   * locked node gets no new certificates.
-   */
-  nodeLocked?: (agentId: string) => string | undefined | Promise<string | undefined>;
   /**
    * Names the keys the CAs sign with now. The minimum interval does not hold across a change, so
    * a node follows a host CA rotation at once (rotation-follow.ts). Default: the X.509 CA's PEM.
@@ -139,8 +134,6 @@ export class NodeRenewal implements NodeRenewalHandler {
     const reg = item.value as unknown as AgentRegistration;
     if (reg.agentless)
       throw new AccessDeniedError("an agentless node renews by joining again with a new token");
-    const locked = await d.nodeLocked?.(agentId);
-    if (locked !== undefined) throw new AccessDeniedError(`this node is locked: ${locked}`);
     const hostKey = checkSshKey(req.ssh_public_key);
     const tlsKey = checkTlsKey(req.tls_public_key_pem);
 
