@@ -24,10 +24,10 @@ kind: Role
 metadata: { name: svc-source, namespace: ${NS} }
 rules:
   - apiGroups: [svc.dev]
-    resources: [roles, users, connectors, jointokens, agentidentities]
+    resources: [roles, users, connectors, jointokens, agentidentities, locks]
     verbs: [get, list, watch, create, update, delete]
   - apiGroups: [svc.dev]
-    resources: [roles/status, users/status, connectors/status, jointokens/status, agentidentities/status]
+    resources: [roles/status, users/status, connectors/status, jointokens/status, agentidentities/status, locks/status]
     verbs: [patch]
   - apiGroups: [""]
     resources: [secrets]
