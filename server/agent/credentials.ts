@@ -128,7 +128,17 @@ export class AgentCredentials extends EventEmitter<{ renewed: [AgentIdentity] }>
       ...(res.host_ca_pems.length > 0 ? { hostCaPems: res.host_ca_pems } : {}),
       ...(res.user_ca_ssh_public_keys.length > 0 ? { userCaSshPublicKeys: res.user_ca_ssh_public_keys } : {}),
     };
-    // Checks the answer parses before it replaces anything.
+    // The answer must certify the keys just made (and parse) before it replaces anything: a
+    // mismatched host certificate would fail every new SSH handshake.
+    const cert = parseSshCertificate(next.hostCertificate);
+    const tlsCert = new X509Certificate(next.tlsCertificatePem);
+    if (
+      !cert.publicKey.equals(host.publicKey) ||
+      !tlsCert.publicKey.equals(tls.publicKey) ||
+      cert.type !== "host" ||
+      !cert.principals.includes(old.agentId)
+    )
+      throw new BadParameterError("auth's renewal answer does not certify this node's new keys");
     identityValidity(next);
     // On disk first: a crash after this line restarts with the new identity, before it with the
     // old one (still valid: a renewal revokes nothing).
