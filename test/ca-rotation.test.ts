@@ -33,6 +33,7 @@ import type { PublicKeys__Output } from "../proto/generated/svc/v1/PublicKeys.ts
 import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
 import { type RunningPlatform, startEmbedded } from "../server/embedded/start.ts";
 import { run } from "./cli-fixture.ts";
+import { HttpsClient } from "./proxy-https-client.ts";
 
 const execFileP = promisify(execFile);
 const PASSWORD = "ca-rotation-admin-password";
@@ -341,6 +342,20 @@ describe("CA rotation through auth", () => {
     } finally {
       nodeClient.close();
     }
+    // The embedded proxy followed too: its public certificate is from the new host CA, and a
+    // login through it reaches auth (its client certificate and trust were re-issued).
+    const publicAddr = platform.data.config.proxy.public_addr;
+    const web = new HttpsClient(
+      platform.proxyUrl,
+      keys.host_ca_pems[0] ?? "",
+      publicAddr.slice(0, publicAddr.lastIndexOf(":")),
+    );
+    const login = await web.send({
+      method: "POST",
+      path: "/v1/webapi/login",
+      body: { username: "admin", password: PASSWORD },
+    });
+    expect(login.status, login.text).toBe(200);
     const anonymous = await refusal(callUnary(client, "ListCertAuthorities", {}));
     expect(anonymous.code).toBe("not_authenticated");
   });

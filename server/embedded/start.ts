@@ -291,6 +291,20 @@ export async function startEmbedded(
         server.setSecureContext({ cert: t.certPem, key: t.keyPem, minVersion: "TLSv1.2" });
     });
     proxyIdentity.start();
+    // A host X.509 CA phase change (docs/ca-rotation.md): the proxy's clients to auth are rebuilt
+    // trusting the new set, and its certificates are re-issued by the key that signs now.
+    let hostCas = cas.trustedHostCaPems().join("");
+    const offProxyCas = cas.onChange(() => {
+      const now = cas.trustedHostCaPems().join("");
+      if (now === hostCas) return;
+      hostCas = now;
+      proxyIdentity
+        .renewNow()
+        .catch((err: unknown) => logger.warn({ err }, "proxy certificates not re-issued"));
+    });
+    closers.push(async () => {
+      offProxyCas();
+    });
     // Where other replicas would relay to (one replica here: agents report it, nobody dials it).
     const running = new ProxyPeering({
       tunnels: tunnels.registry,
