@@ -10,6 +10,7 @@ import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SqliteBackend } from "../core/backend/sqlite.ts";
 import { encodeKrl } from "../core/certs/krl.ts";
@@ -17,6 +18,7 @@ import { SshCertSigner } from "../core/certs/ssh-cert.ts";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { ManualClock } from "../core/clock.ts";
 import type { LockRecord } from "../core/locks/lock.ts";
+import { KrlFile } from "../server/agent/krl-file.ts";
 import { CertJournal } from "../server/auth/cert-journal.ts";
 import { callUnary, userMetadata } from "../server/auth/client.ts";
 import { exportKrl as exportKrlRpc, revokedKeyIds } from "../server/auth/krl.ts";
@@ -345,6 +347,51 @@ describe("issued-certificate journal and ExportKrl (in process)", () => {
   afterAll(async () => {
     await backend.close();
     if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("KrlFile writes only on a new digest, keeps the last file when auth fails, and fetches again after a snapshot", async () => {
+    const path = join(dir, "agent.krl");
+    let answer: { krl: Buffer; digest: string } | Error = { krl: Buffer.from("one"), digest: "d1" };
+    let calls = 0;
+    const logger = pino({ level: "silent" });
+    const f = new KrlFile({
+      path,
+      fetch: async () => {
+        calls++;
+        if (answer instanceof Error) throw answer;
+        return answer;
+      },
+      logger,
+      intervalMs: 3_600_000,
+      retryMs: 3_600_000,
+      settleMs: 200,
+    });
+    try {
+      await f.refresh();
+      expect(await readFile(path, "utf8")).toBe("one");
+      expect((await stat(path)).mode & 0o777).toBe(0o644);
+      const first = (await stat(path)).mtimeMs;
+      // Same digest: the file is left alone (sshd sees no change).
+      answer = { krl: Buffer.from("other bytes, same digest"), digest: "d1" };
+      await new Promise((r) => setTimeout(r, 20));
+      await f.refresh();
+      expect(await readFile(path, "utf8")).toBe("one");
+      expect((await stat(path)).mtimeMs).toBe(first);
+      // Auth unreachable: the last file stays.
+      answer = new Error("unavailable");
+      await f.refresh();
+      expect(await readFile(path, "utf8")).toBe("one");
+      // A snapshot: fetched now, and once more after settleMs (a lagging replica answered first).
+      answer = { krl: Buffer.from("stale"), digest: "d2" };
+      const before = calls;
+      await f.onSnapshot();
+      expect(await readFile(path, "utf8")).toBe("stale");
+      answer = { krl: Buffer.from("fresh"), digest: "d3" };
+      await waitFor(async () => (await readFile(path, "utf8")) === "fresh", "the settle re-fetch", 5_000);
+      expect(calls).toBe(before + 2);
+    } finally {
+      await f.close();
+    }
   });
 
   it("merges certificates of one key id (roles, CA keys, the latest expiry) and forgets them after it", async () => {

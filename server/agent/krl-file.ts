@@ -15,6 +15,11 @@ export interface KrlFileOptions {
   intervalMs?: number;
   /** retry after a failed refresh; default 10 s */
   retryMs?: number;
+  /**
+   * after a snapshot, fetch once more this much later (default 5 s): another auth replica may
+   * answer ExportKrl before its own copy of the locks has caught up with the snapshot's
+   */
+  settleMs?: number;
 }
 
 export class KrlFile {
@@ -24,6 +29,7 @@ export class KrlFile {
   #again = false;
   #timer: NodeJS.Timeout | undefined;
   #closed = false;
+  #settle = false;
 
   constructor(o: KrlFileOptions) {
     this.#o = o;
@@ -36,6 +42,12 @@ export class KrlFile {
 
   start(): void {
     void this.refresh();
+  }
+
+  /** A new trust snapshot arrived: fetch now, and once more after settleMs. */
+  onSnapshot(): Promise<void> {
+    this.#settle = true;
+    return this.refresh();
   }
 
   /** Fetches and writes if changed; calls during a refresh run once more after it. */
@@ -57,6 +69,10 @@ export class KrlFile {
 
   async #once(): Promise<void> {
     let next = this.#o.intervalMs ?? 300_000;
+    if (this.#settle) {
+      this.#settle = false;
+      next = Math.min(next, this.#o.settleMs ?? 5_000);
+    }
     try {
       const res = await this.#o.fetch();
       if (res.digest !== this.#written && !this.#closed) {

@@ -436,7 +436,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
       })
     : undefined;
   if (krlFile) {
-    trust.watcher.on("snapshot", () => void krlFile.refresh());
+    trust.watcher.on("snapshot", () => void krlFile.onSnapshot());
     krlFile.start();
   }
   // Renewal: new SSH connections get the new host certificate, new calls and tunnel connections
