@@ -7,6 +7,7 @@
 // a restart. SVIDs and JWTs are signed by a second CertificateAuthorities over the same data
 // folder (what another auth replica signs with after it reloads the state).
 import { execFile } from "node:child_process";
+import { type KeyObject, sign } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -28,9 +29,11 @@ import {
   verifyX509Leaf,
 } from "../core/certs/x509.ts";
 import { systemClock } from "../core/clock.ts";
+import { API_VERSION } from "../core/resources/index.ts";
 import type { AuthServiceClient } from "../proto/generated/svc/v1/AuthService.ts";
 import type { PublicKeys__Output } from "../proto/generated/svc/v1/PublicKeys.ts";
 import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { spiffeProofMessage } from "../server/auth/spiffe.ts";
 import { type RunningPlatform, startEmbedded } from "../server/embedded/start.ts";
 import { run } from "./cli-fixture.ts";
 import { HttpsClient } from "./proxy-https-client.ts";
@@ -446,6 +449,60 @@ describe("CA rotation through auth", () => {
     expect(app.some((e) => JSON.parse(e.fields_json).who === "user:admin")).toBe(true);
     // A manual command takes over.
     await rotate("app", "standby", true);
+  });
+
+  it("AuthenticateSPIFFE accepts an SVID of the old SPIFFE CA until the rotation ends", async () => {
+    const td = platform.data.config.cluster_name;
+    await writeFile(
+      join(platform.data.paths.manifests, "ci-role.yaml"),
+      [
+        `apiVersion: ${API_VERSION}`,
+        "kind: Role",
+        "metadata: { name: ci }",
+        "spec:",
+        "  allow: { logins: [root], workload_spiffe_ids: [/role/ci/*] }",
+        "",
+      ].join("\n"),
+    );
+    const svid = async () => {
+      const k = generateEcdsaP256();
+      const pem = await issueSpiffeSvid(replica.spiffeCa, {
+        publicKey: k.publicKey,
+        spiffeId: `spiffe://${td}/role/ci/build`,
+        trustDomain: td,
+        clock,
+      });
+      return { pem, key: k.privateKey };
+    };
+    const authenticate = async (s: { pem: string; key: KeyObject }) => {
+      const ssh = generateSshKeyPair("ed25519");
+      const at = Date.now();
+      return callUnary(client, "AuthenticateSPIFFE", {
+        x509_svid_chain_pem: s.pem,
+        ssh_public_key: ssh.publicLine,
+        ttl_seconds: 0,
+        proof_signature: sign("sha256", spiffeProofMessage(td, ssh.publicLine, at), s.key),
+        proof_unix_ms: at,
+      });
+    };
+    const before = await svid();
+    // The folder source picks the role up within its polling interval.
+    const deadline = Date.now() + 30_000;
+    for (;;) {
+      const r = await authenticate(before).catch((err: unknown) => err as Error);
+      if (!(r instanceof Error)) break;
+      if (Date.now() > deadline) throw r;
+      await new Promise((res) => setTimeout(res, 200));
+    }
+    await rotate("spiffe", "init");
+    await rotate("spiffe", "update_clients");
+    const after = await svid();
+    expect((await authenticate(before)).role).toBe("ci");
+    expect((await authenticate(after)).role).toBe("ci");
+    await rotate("spiffe", "update_servers");
+    await rotate("spiffe", "standby", true);
+    expect((await refusal(authenticate(before))).code).toBe("not_authenticated");
+    expect((await authenticate(after)).role).toBe("ci");
   });
 
   it("svcctl export (offline) lists every trusted key during a rotation", async () => {

@@ -42,6 +42,8 @@ import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } fr
 export interface SpiffeAuthority {
   trustDomain: string;
   spiffeCa: X509Issuer;
+  /** Every SPIFFE CA to trust (several during a CA rotation, the signing one first). */
+  trustedSpiffeCaPems?(): string[];
   signJwtSvid(o: {
     spiffeId: string;
     audience: string | string[];
@@ -128,7 +130,7 @@ export class SpiffeService implements SpiffeHandler {
     if (!(botLeftSeconds > 0)) throw new AccessDeniedError("the bot's certificates have expired");
     const out: IssueWorkloadSVIDResponse = {
       spiffe_id: spiffeId,
-      spiffe_ca_pems: [d.authority.spiffeCa.certPem],
+      spiffe_ca_pems: d.authority.trustedSpiffeCaPems?.() ?? [d.authority.spiffeCa.certPem],
     };
     let expires = 0;
     if (req.tls_public_key_pem !== "") {
@@ -177,7 +179,9 @@ export class SpiffeService implements SpiffeHandler {
         throw new BadParameterError("proof_signature is required (signature by the SVID's key)");
       const d = this.#d;
       const now = d.clock.now().getTime();
-      const svid = await verifySpiffeSvid(leafDer, [d.authority.spiffeCa.certPem], {
+      // Every trusted SPIFFE CA: an SVID from before a rotation's switch stays valid until it ends.
+      const trusted = d.authority.trustedSpiffeCaPems?.() ?? [d.authority.spiffeCa.certPem];
+      const svid = await verifySpiffeSvid(leafDer, trusted, {
         clock: d.clock,
         trustDomain: d.authority.trustDomain,
       });
