@@ -204,7 +204,8 @@ export class KeySet {
         let nextEntry: string | undefined;
         if (d.to === "init") {
           // Refuse (already rotating) before making a key nobody would use.
-          if (s.phase !== "standby") transition(s, { to: "init", now: this.#clock.now(), lifetimeSeconds: 0 });
+          if (s.phase !== "standby")
+            transition(s, { to: "init", now: this.#clock.now(), lifetimeSeconds: 0 });
           nextEntry = entryFor(type, s.generation + 1);
           const name = nextEntry;
           // Create-once: a replica that lost the swap below leaves this key unused, and the
