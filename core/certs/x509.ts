@@ -55,7 +55,17 @@ export function privateKeyFromPem(pem: string): KeyObject {
   }
 }
 
+/** One SPKI "PUBLIC KEY" block and nothing else (surrounding whitespace aside). */
+const SPKI_PEM = /^\s*-----BEGIN PUBLIC KEY-----\r?\n[A-Za-z0-9+/=\r\n]+-----END PUBLIC KEY-----\s*$/;
+
+/**
+ * A public key a caller sends to be certified. Only an SPKI PEM: createPublicKey alone also takes a
+ * certificate (someone else's key, e.g. another node's, would be certified under the caller's
+ * name) or a private key (which must never travel to auth).
+ */
 export function publicKeyFromPem(pem: string): KeyObject {
+  if (typeof pem !== "string" || !SPKI_PEM.test(pem))
+    throw new BadParameterError("not a PEM public key (-----BEGIN PUBLIC KEY-----)");
   try {
     return createPublicKey({ key: pem, format: "pem" });
   } catch (err) {
