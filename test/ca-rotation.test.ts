@@ -12,22 +12,13 @@ import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
-import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CertificateAuthorities } from "../core/ca/authorities.ts";
 import { FileCaKeyStore } from "../core/ca/key-store.ts";
 import { FileRotationStateStore } from "../core/ca/rotation-store.ts";
-import { verifySshCertificate } from "../core/certs/ssh-cert.ts";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
-import {
-  derToPem,
-  generateEcdsaP256,
-  issueSpiffeSvid,
-  privateKeyToPem,
-  verifySpiffeSvid,
-  verifyX509Leaf,
-} from "../core/certs/x509.ts";
+import { generateEcdsaP256, issueSpiffeSvid } from "../core/certs/x509.ts";
 import { systemClock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
 import type { AuthServiceClient } from "../proto/generated/svc/v1/AuthService.ts";
@@ -35,6 +26,12 @@ import type { PublicKeys__Output } from "../proto/generated/svc/v1/PublicKeys.ts
 import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
 import { spiffeProofMessage } from "../server/auth/spiffe.ts";
 import { type RunningPlatform, startEmbedded } from "../server/embedded/start.ts";
+import {
+  type IssueContext,
+  issue as issueFor,
+  pemBody,
+  signingKeyOf as signingKeyFor,
+} from "./ca-rotation-kit.ts";
 import { run } from "./cli-fixture.ts";
 import { HttpsClient } from "./proxy-https-client.ts";
 
@@ -107,145 +104,15 @@ async function refusal(p: Promise<unknown>): Promise<{ code: string; message: st
   throw new Error("expected a refusal");
 }
 
-/** One thing a CA type issues, and how it is checked against published trust. */
-interface Issued {
-  verify(keys: PublicKeys__Output): Promise<boolean>;
-  /** fingerprint-independent: the published key (or kid) that signed it */
-  signer(keys: PublicKeys__Output): Promise<string>;
-}
-
-const yes = async (fn: () => unknown): Promise<boolean> => {
-  try {
-    await fn();
-    return true;
-  } catch {
-    return false;
-  }
-};
-
-let nodeCount = 0;
-async function issue(type: string): Promise<Issued> {
-  switch (type) {
-    case "user_ssh": {
-      const k = generateSshKeyPair("ed25519");
-      const r = await callUnary(
-        client,
-        "IssueUserCerts",
-        { ssh_public_key: k.publicLine, ttl_seconds: 600, node: "" },
-        admin(),
-      );
-      const line = r.ssh_certificate;
-      return {
-        verify: async (keys) =>
-          yes(() =>
-            verifySshCertificate(line, { trustedCaKeys: keys.user_ca_ssh_public_keys, type: "user", clock }),
-          ),
-        signer: async (keys) =>
-          keys.user_ca_ssh_public_keys.find((ca) =>
-            yes(() => verifySshCertificate(line, { trustedCaKeys: [ca], type: "user", clock })),
-          ) ?? "",
-      };
-    }
-    case "host_ssh":
-    case "host_x509": {
-      const token = await callUnary(
-        client,
-        "CreateJoinToken",
-        { name: "", ttl_seconds: 600, node_labels: {} },
-        admin(),
-      );
-      const host = generateSshKeyPair("ed25519");
-      const tls = generateEcdsaP256();
-      const r = await callUnary(client, "RegisterAgent", {
-        token: token.token,
-        hostname: `node-${++nodeCount}`,
-        host_ssh_public_key: host.publicLine,
-        tls_public_key_pem: String(tls.publicKey.export({ type: "spki", format: "pem" })),
-        labels: {},
-        addresses: ["127.0.0.1:22"],
-        agentless: false,
-      });
-      if (type === "host_ssh") {
-        const line = r.host_ssh_certificate;
-        const ok = (cas: string[]) =>
-          yes(() => verifySshCertificate(line, { trustedCaKeys: cas, type: "host", clock }));
-        return {
-          verify: (keys) => ok(keys.host_ca_ssh_public_keys),
-          signer: async (keys) => {
-            for (const ca of keys.host_ca_ssh_public_keys) if (await ok([ca])) return ca;
-            return "";
-          },
-        };
-      }
-      const pem = r.tls_certificate_pem;
-      const ok = (cas: string[]) => yes(() => verifyX509Leaf(pem, cas, { clock, usage: "client" }));
-      const agent = { id: r.agent_id, certPem: pem, keyPem: privateKeyToPem(tls.privateKey) };
-      issuedAgents.push(agent);
-      return {
-        verify: (keys) => ok(keys.host_ca_pems),
-        signer: async (keys) => {
-          for (const ca of keys.host_ca_pems) if (await ok([ca])) return pemBody(ca);
-          return "";
-        },
-      };
-    }
-    case "spiffe": {
-      const k = generateEcdsaP256();
-      const svid = await issueSpiffeSvid(replica.spiffeCa, {
-        publicKey: k.publicKey,
-        spiffeId: "spiffe://ca-rotation.test/workload/a",
-        trustDomain: "ca-rotation.test",
-        clock,
-      });
-      const cas = (keys: PublicKeys__Output) =>
-        (JSON.parse(keys.spiffe_bundle_json).keys as { use: string; x5c?: string[] }[])
-          .filter((e) => e.use === "x509-svid")
-          .map((e) => derToPem(Buffer.from(e.x5c?.[0] ?? "", "base64")));
-      const ok = (pems: string[]) =>
-        yes(() => verifySpiffeSvid(svid, pems, { clock, trustDomain: "ca-rotation.test" }));
-      return {
-        verify: (keys) => ok(cas(keys)),
-        signer: async (keys) => {
-          for (const ca of cas(keys)) if (await ok([ca])) return pemBody(ca);
-          return "";
-        },
-      };
-    }
-    case "jwt":
-    case "app": {
-      const token =
-        type === "jwt"
-          ? await replica.signJwtSvid({ spiffeId: "spiffe://ca-rotation.test/workload/a", audience: "db" })
-          : await replica.signAppJwt({ username: "admin", roles: ["admin"], audience: "https://app" });
-      const set = (keys: PublicKeys__Output) =>
-        JSON.parse(type === "jwt" ? keys.spiffe_jwks_json : keys.app_jwt_jwks_json) as JSONWebKeySet;
-      const kid = JSON.parse(Buffer.from(token.split(".")[0] ?? "", "base64url").toString()).kid as string;
-      return {
-        verify: (keys) => yes(() => jwtVerify(token, createLocalJWKSet(set(keys)))),
-        signer: async () => kid,
-      };
-    }
-    default:
-      throw new Error(type);
-  }
-}
-
-/** A certificate PEM without its line breaks (DER base64), to compare PEMs written differently. */
-const pemBody = (pem: string): string => pem.replace(/-----[^-]+-----|\s/g, "");
-
-/** The key a CA type publishes as signing now (first in every published list). */
-async function signingKeyOf(type: string, keys: PublicKeys__Output): Promise<string> {
-  const s = (await callUnary(client, "ListCertAuthorities", {}, admin())).authorities.find(
-    (a) => a.type === type,
-  );
-  const active = s?.keys.find((k) => k.role === "active");
-  if (type === "jwt" || type === "app") return JSON.parse(active?.public_key ?? "{}").kid;
-  if (type === "spiffe" || type === "host_x509") return pemBody(active?.public_key ?? "");
-  const lines = type === "user_ssh" ? keys.user_ca_ssh_public_keys : keys.host_ca_ssh_public_keys;
-  return lines.find((l) => l.split(" ")[1] === active?.public_key.split(" ")[1]) ?? "";
-}
-
 const issuedAgents: { id: string; certPem: string; keyPem: string }[] = [];
+const ctx: IssueContext = {
+  client: () => client,
+  admin: () => admin(),
+  replica: () => replica,
+  agents: issuedAgents,
+};
+const issue = (type: string) => issueFor(ctx, type);
+const signingKeyOf = (type: string, keys: PublicKeys__Output) => signingKeyFor(ctx, type, keys);
 
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "svc-ca-rotation-"));
