@@ -183,6 +183,9 @@ export class NodeRenewal implements NodeRenewalHandler {
         throw err;
       });
     this.#last.set(agentId, { at: now.getTime(), keys });
+    // Only entries inside the interval matter: the map holds about one interval's renewals.
+    if (this.#last.size > 1000)
+      for (const [id, v] of this.#last) if (now.getTime() - v.at >= minIntervalMs) this.#last.delete(id);
     const pub = await d.publicKeys();
     d.logger.info({ agentId, hostname: reg.hostname, expires: validBefore.toISOString() }, "node renewed");
     return {
