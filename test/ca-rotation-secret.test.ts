@@ -1,7 +1,10 @@
 // Kubernetes mode of CA rotation on a real kube-apiserver: the rotation state in one mutable
 // Secret (its resourceVersion is the compare-and-swap), new keys in new immutable CA Secrets, two
 // "replicas" agreeing through the apiserver. The identity used has only what auth needs: get and
-// create on Secrets, get and update on the one state Secret by name (docs/ca-rotation.md).
+// create on Secrets, get and update on the one state Secret by name (docs/ca-rotation.md). The
+// proxy identity Secret auth keeps follows the host CA's phases.
+import { X509Certificate } from "node:crypto";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CertificateAuthorities } from "../core/ca/authorities.ts";
 import { emptyDocument, initialState } from "../core/ca/rotation.ts";
@@ -9,6 +12,7 @@ import { SecretRotationStateStore } from "../core/ca/rotation-secret-store.ts";
 import { SecretCaKeyStore } from "../core/ca/secret-store.ts";
 import { ManualClock } from "../core/clock.ts";
 import { loadKubeConfig } from "../core/sources/kube-api.ts";
+import { PROXY_IDENTITY_FILES, ProxyIdentitySecret } from "../server/roles/proxy-identity.ts";
 import { type KubeCluster, kubectl, startKube } from "./harness/kube.ts";
 
 const NS = "svc-rotation-test";
@@ -23,7 +27,7 @@ rules:
   - apiGroups: [""]
     resources: [secrets]
     verbs: [get, update]
-    resourceNames: [svc-ca-rotation]
+    resourceNames: [svc-ca-rotation, svc-proxy-identity]
 ---
 apiVersion: rbac.authorization.k8s.io/v1
 kind: RoleBinding
@@ -116,5 +120,60 @@ describe("CA rotation state in a Secret", () => {
     );
     expect(secret.immutable).toBe(true);
     expect(secret.type).toBe("svc.dev/ca");
+  });
+
+  it("the proxy identity Secret carries every trusted host CA and is re-issued when the signing key switches", async () => {
+    const clock = new ManualClock(Date.UTC(2026, 5, 1));
+    const s = stores();
+    const cas = await CertificateAuthorities.loadOrCreate(s.keys, {
+      clusterName: "rot.test",
+      trustDomain: "rot.test",
+      clock,
+      rotationStore: s.rotation,
+    });
+    const identity = new ProxyIdentitySecret({
+      kubeConfig: loadKubeConfig(k().operatorKubeconfig),
+      namespace: NS,
+      secretName: "svc-proxy-identity",
+      cas,
+      names: ["proxy.rot.test"],
+      clientName: "rot.test",
+      ttlMs: 24 * 3600_000,
+      clock,
+      logger: pino({ level: "silent" }),
+    });
+    const read = async () => {
+      const secret = JSON.parse(
+        (await kubectl(k().adminKubeconfig, ["-n", NS, "get", "secret", "svc-proxy-identity", "-o", "json"]))
+          .stdout,
+      ) as { data: Record<string, string> };
+      const file = (name: string) => Buffer.from(secret.data[name] ?? "", "base64").toString("utf8");
+      return {
+        ca: file(PROXY_IDENTITY_FILES.caPem),
+        cert: new X509Certificate(file(PROXY_IDENTITY_FILES.certPem)),
+      };
+    };
+    const issuedBy = (cert: X509Certificate, pem: string) => cert.checkIssued(new X509Certificate(pem));
+    expect(await identity.reconcile()).toBe("created");
+    const oldCa = cas.hostCa.certPem;
+    expect(await identity.reconcile()).toBe("kept");
+
+    await cas.rotate({ type: "host_x509", phase: "init" });
+    expect(await identity.reconcile()).toBe("renewed");
+    let now = await read();
+    expect(now.ca).toBe(cas.trustedHostCaPems().join(""));
+    expect(cas.trustedHostCaPems()).toHaveLength(2);
+    expect(issuedBy(now.cert, oldCa)).toBe(true);
+
+    await cas.rotate({ type: "host_x509", phase: "update_clients" });
+    expect(await identity.reconcile()).toBe("renewed");
+    now = await read();
+    expect(issuedBy(now.cert, cas.hostCa.certPem)).toBe(true);
+    expect(issuedBy(now.cert, oldCa)).toBe(false);
+    await cas.rotate({ type: "host_x509", phase: "update_servers" });
+    expect(await identity.reconcile()).toBe("kept");
+    await cas.rotate({ type: "host_x509", phase: "standby", force: true });
+    expect(await identity.reconcile()).toBe("renewed");
+    expect((await read()).ca).toBe(cas.hostCa.certPem);
   });
 });
