@@ -86,6 +86,8 @@ export async function startAuthRole(o: {
     hostCa: o.cas.hostCa,
     publicKeys: keys.publicKeys,
     ttlSeconds: nodeCertTtlSeconds,
+    // A switch of either host CA's signing key lets nodes renew at once (rotation-follow.ts).
+    signingKeys: () => `${o.cas.hostCa.certPem}\n${o.cas.sshHostCaPublicKey}`,
   });
   // RotateCertAuthority/ListCertAuthorities, and the loop that reloads another replica's phase
   // change and moves automatic rotations (docs/ca-rotation.md).
