@@ -227,7 +227,7 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
       // A re-join after expiry keeps the node's name (auth frees it from the expired node).
       hostname: opts.hostname ?? identity?.hostname ?? osHostname(),
       addresses,
-      labels: opts.labels ?? {},
+      labels: opts.labels ?? identity?.labels ?? {},
     });
     identity = { ...identity, ...storedRouteOf(route) };
     await saveIdentity(opts.dataDir, identity);
