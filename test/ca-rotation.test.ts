@@ -399,6 +399,41 @@ describe("CA rotation through auth", () => {
     expect((await published()).user_ca_ssh_public_keys).toHaveLength(1);
   });
 
+  it("svcctl ca status and rotate as an admin types them", async () => {
+    const env = { SVC_HOME: join(dir, "admin-home") };
+    const proxy = new URL(platform.proxyUrl).host;
+    const login = await run(
+      "svc",
+      [
+        "login",
+        "--proxy",
+        proxy,
+        "--ca",
+        join(platform.data.root, "host-ca.pem"),
+        "--user",
+        "admin",
+        "--password-file",
+        join(dir, "pw"),
+      ],
+      { env },
+    );
+    expect(login.code, login.stderr).toBe(0);
+    const svcctl = (args: string[]) => run("svcctl", ["--auth", platform.authAddress, ...args], { env });
+    const started = await svcctl(["ca", "rotate", "--type", "jwt", "--phase", "init", "--json"]);
+    expect(started.code, started.stderr).toBe(0);
+    expect(JSON.parse(started.stdout)).toMatchObject({ type: "jwt", phase: "init", mode: "manual" });
+    const status = await svcctl(["ca", "status"]);
+    expect(status.code, status.stderr).toBe(0);
+    expect(status.stdout).toMatch(/^jwt\s+init\s+manual\s+active:\S+ next:\S+/m);
+    const skipped = await svcctl(["ca", "rotate", "--type", "jwt", "--phase", "update_servers"]);
+    expect(skipped.code).toBe(1);
+    expect(skipped.stderr).toContain("the next phase is update_clients");
+    const back = await svcctl(["ca", "rotate", "--type", "jwt", "--phase", "rollback"]);
+    expect(back.code, back.stderr).toBe(0);
+    expect(back.stdout).toContain("jwt: phase rollback (manual)");
+    expect((await svcctl(["ca", "rotate", "--type", "jwt", "--phase", "standby"])).code).toBe(0);
+  });
+
   it("svcctl ca: --help, and a rotation without a phase is a usage error", async () => {
     const help = await run("svcctl", ["ca", "rotate", "--help"], { env: { SVC_HOME: dir } });
     expect(help.code).toBe(0);
