@@ -14,6 +14,7 @@ import { parseSshCertificate } from "../core/certs/ssh-cert.ts";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { generateEcdsaP256, parseCertificatePem, privateKeyToPem } from "../core/certs/x509.ts";
 import { agentMetadata, callUnary, userMetadata } from "../server/auth/client.ts";
+import { MAX_STREAMS_PER_CALLER } from "../server/auth/trust-feed.ts";
 import { statusOf } from "./auth-fixture.ts";
 import { type AttackWorld, type Node, startAttackWorld } from "./trust-attack-kit.ts";
 
@@ -271,17 +272,36 @@ describe("locks: in force before CreateLock returns, no way around them", () => 
 });
 
 describe("WatchTrust: what it carries and how much one node may hold open", () => {
-  it("snapshots carry no private key; hundreds of streams from one node are served and dropped", async () => {
+  it("snapshots carry no private key; one node opening 300 streams holds at most 32, others unaffected", async () => {
+    const other = w.watch(n1.client, n1.md());
+    await vi.waitFor(() => expect(other.seen.length).toBeGreaterThan(0));
     const streams = Array.from({ length: 300 }, () => w.watch(n2.client, n2.md()));
+    // Every stream is answered: a snapshot, and for all but the newest 32 then RESOURCE_EXHAUSTED.
     await vi.waitFor(() => {
-      for (const s of streams) expect(s.seen.length).toBeGreaterThan(0);
+      const ended = streams.filter((s) => s.error());
+      expect(ended).toHaveLength(300 - MAX_STREAMS_PER_CALLER);
+      for (const s of ended) expect(s.error()?.code).toBe(status.RESOURCE_EXHAUSTED);
+      for (const s of streams.filter((x) => !x.error())) expect(s.seen.length).toBeGreaterThan(0);
     }, 30_000);
-    const text = JSON.stringify(streams[0]?.seen[0]);
+    const live = streams.find((s) => !s.error());
+    const text = JSON.stringify(live?.seen[0]);
     expect(text).not.toMatch(/PRIVATE KEY/);
-    expect(streams[0]?.seen[0]?.public_keys?.user_ca_ssh_public_keys?.length).toBeGreaterThan(0);
-    // Auth still answers everyone else while they are open.
-    expect((await callUnary(w.client, "ListLocks", {}, w.admin())).locks).toBeDefined();
-    for (const s of streams) s.stream.cancel();
+    expect(live?.seen[0]?.public_keys?.user_ca_ssh_public_keys?.length).toBeGreaterThan(0);
+    // A lock still reaches the live streams of that node and the other node's one stream.
+    const lock = await createLock({ user: "nobody-at-all" }, { message: "fan-out" });
+    try {
+      await vi.waitFor(() => {
+        for (const s of [other, ...streams.filter((x) => !x.error())])
+          expect(s.seen.at(-1)?.locks?.map((l) => l.name)).toContain(lock.name);
+      });
+      expect(other.error()).toBeUndefined();
+      // A reconnecting watcher is never locked out by its own old streams: the newest is served.
+      const fresh = w.watch(n2.client, n2.md());
+      await vi.waitFor(() => expect(fresh.seen.at(-1)?.locks?.map((l) => l.name)).toContain(lock.name));
+    } finally {
+      await deleteLock(lock.name);
+    }
+    for (const s of [other, ...streams]) s.stream.cancel();
   });
 });
 

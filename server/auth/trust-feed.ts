@@ -7,17 +7,24 @@ import { createHash } from "node:crypto";
 import type { ServerWritableStream } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Clock } from "../../core/clock.ts";
-import { AccessDeniedError } from "../../core/errors.ts";
+import { AccessDeniedError, LimitExceededError } from "../../core/errors.ts";
 import { type LockRecord, lockToProto } from "../../core/locks/lock.ts";
 import type { CertAuthorityStatus } from "../../proto/generated/svc/v1/CertAuthorityStatus.ts";
 import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
 import type { TrustSnapshot } from "../../proto/generated/svc/v1/TrustSnapshot.ts";
 import type { WatchTrustRequest__Output } from "../../proto/generated/svc/v1/WatchTrustRequest.ts";
-import type { Caller } from "./caller.ts";
+import { type Caller, callerLabel } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
 
 export const DEFAULT_KEEPALIVE_SECONDS = 15;
 const DEFAULT_DEBOUNCE_MS = 5;
+/**
+ * Streams one identity may hold open. A node or proxy needs one (a few while reconnecting; proxy
+ * replicas may share a name); without a bound one node certificate could open streams until auth
+ * runs out of memory (measured: 5,000 streams of one node took ~130 MB). Past it the identity's oldest stream is ended, not the new one:
+ * a watcher reconnecting after its old connection went silent is never locked out by its own ghosts.
+ */
+export const MAX_STREAMS_PER_CALLER = 32;
 
 export interface TrustFeedSources {
   /** Locks in force now. */
@@ -65,6 +72,8 @@ type Stream = ServerWritableStream<WatchTrustRequest__Output, TrustSnapshot>;
 
 interface Watcher {
   call: Stream;
+  /** callerLabel of who opened it */
+  who: string;
   keepalive: NodeJS.Timeout;
   /** the last digest this stream was sent */
   sent: string;
@@ -84,6 +93,8 @@ export interface TrustFeedOptions {
 export class TrustFeed {
   readonly #o: TrustFeedOptions;
   readonly #watchers = new Set<Watcher>();
+  /** the same watchers by callerLabel, in the order they were opened */
+  readonly #byCaller = new Map<string, Set<Watcher>>();
   readonly #keepaliveSeconds: number;
   #current: TrustSnapshot | undefined;
   #building: { gen: number; snap: Promise<TrustSnapshot> } | undefined;
@@ -128,14 +139,31 @@ export class TrustFeed {
       call.emit("error", toGrpcError(err));
       return;
     }
+    const who = callerLabel(caller);
+    const mine = [...(this.#byCaller.get(who) ?? [])]; // oldest first
+    for (const old of mine.slice(0, Math.max(0, mine.length - MAX_STREAMS_PER_CALLER + 1))) {
+      this.#drop(old);
+      old.call.emit(
+        "error",
+        toGrpcError(
+          new LimitExceededError(
+            `at most ${MAX_STREAMS_PER_CALLER} trust streams per identity: oldest ended`,
+          ),
+        ),
+      );
+    }
     this.#subscribe();
     const w: Watcher = {
       call,
+      who,
       sent: "",
       blocked: false,
       keepalive: setInterval(() => void this.#send(w, true), this.#keepaliveSeconds * 1000),
     };
     this.#watchers.add(w);
+    const set = this.#byCaller.get(who) ?? new Set<Watcher>();
+    set.add(w);
+    this.#byCaller.set(who, set);
     const drop = (): void => this.#drop(w);
     call.once("cancelled", drop);
     call.once("close", drop);
@@ -208,6 +236,9 @@ export class TrustFeed {
   #drop(w: Watcher): void {
     clearInterval(w.keepalive);
     this.#watchers.delete(w);
+    const set = this.#byCaller.get(w.who);
+    set?.delete(w);
+    if (set?.size === 0) this.#byCaller.delete(w.who);
     if (this.#watchers.size === 0 && this.#unsubscribe) {
       this.#unsubscribe();
       this.#unsubscribe = undefined;
