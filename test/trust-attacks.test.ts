@@ -453,6 +453,17 @@ describe("KRL", () => {
       const krl = Buffer.from((await callUnary(n1.client, "ExportKrl", {}, n1.md())).krl);
       expect(await krlVerdict(krl, alCert)).toBe("revoked");
       expect(await krlVerdict(krl, aliceCert)).toBe("ok");
+      // Key-id locks with odd ids (unicode, ':', 1024 characters) keep the KRL readable and narrow.
+      const odd = ["ünïcødé-🔒", "user:alice:session:", "k".repeat(1024)];
+      const oddLocks: string[] = [];
+      try {
+        for (const keyId of odd) oddLocks.push((await createLock({ key_id: keyId })).name);
+        const withOdd = Buffer.from((await callUnary(n1.client, "ExportKrl", {}, n1.md())).krl);
+        expect(await krlVerdict(withOdd, alCert)).toBe("revoked");
+        expect(await krlVerdict(withOdd, aliceCert)).toBe("ok");
+      } finally {
+        for (const name of oddLocks) await deleteLock(name);
+      }
     } finally {
       await deleteLock(lock.name);
     }
@@ -526,7 +537,14 @@ describe("CA rotation under attack", () => {
     expect(status1?.phase).toBe("init");
     expect(status1?.keys).toHaveLength(2);
 
-    await callUnary(w.client, "RotateCertAuthority", req("update_clients"), w.admin());
+    // Two operators pressing the next phase at once: one moves it, the other is told it moved.
+    const next = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        statusOf(callUnary(w.client, "RotateCertAuthority", req("update_clients"), w.admin())),
+      ),
+    );
+    expect(next.filter((s) => s.code === 0)).toHaveLength(1);
+    for (const s of next.filter((s) => s.code !== 0)) expect(s.code).toBe(status.FAILED_PRECONDITION);
     await callUnary(w.client, "RotateCertAuthority", req("update_servers"), w.admin());
     const early = await statusOf(callUnary(w.client, "RotateCertAuthority", req("standby"), w.admin()));
     expect(early.code).toBe(status.FAILED_PRECONDITION);
