@@ -86,6 +86,13 @@ let env: AuthTestEnv;
 let agent: AuthServiceClient;
 let bot: AuthServiceClient;
 let operator: AuthServiceClient;
+let proxy: AuthServiceClient;
+/**
+ * RPCs whose handler admits, of the agent kind, only registered nodes and proxies: the walker has a
+ * node certificate but no registration, so the proxy identity speaks for the agent kind there
+ * (test/krl.test.ts covers the unknown node).
+ */
+const AGENT_AS_PROXY = new Set(["ExportKrl"]);
 
 beforeAll(async () => {
   env = await startAuthEnv();
@@ -99,7 +106,13 @@ beforeAll(async () => {
     serverName: "localhost",
     ...cert,
   });
-  env.clients.push(operator);
+  proxy = createAuthClient({
+    address: env.auth.address,
+    caPems: [env.pki.hostCa.certPem],
+    serverName: "localhost",
+    ...(await clientCert(env.pki.hostCa, { service: "proxy", name: "p0" })),
+  });
+  env.clients.push(operator, proxy);
 });
 afterAll(async () => {
   await env?.close();
@@ -158,6 +171,9 @@ describe("authorization table", () => {
           // A fresh session per call: DeleteSession would otherwise end the next calls' session.
           const { id } = await env.auth.service.sessions.create(caller === "admin" ? "alice" : "bob");
           md = userMetadata(id);
+        } else if (caller === "agent" && AGENT_AS_PROXY.has(rpc)) {
+          client = proxy as unknown as Client;
+          md = agentMetadata("proxy:p0");
         } else if (caller === "agent") {
           client = agent as unknown as Client;
           md = agentMetadata("walker");
