@@ -2,10 +2,13 @@
 // RevokeUserSessions and GetJoinTokenUsage. The operator proves who it is with a host-CA client
 // certificate naming svc://operator/<name>; it issues that certificate itself, since it holds the
 // CA Secrets (it created them). The CAs are read on first use (they may not exist at start), and
-// the certificate is re-issued when half its lifetime has passed.
+// the certificate is re-issued when half its lifetime has passed, or at once after a CA rotation
+// changed the phases (docs/ca-rotation.md): then the client trusts every trusted host CA and its
+// certificate comes from the key that signs now.
 
 import { CertificateAuthorities } from "../core/ca/authorities.ts";
 import type { CaKeyStore } from "../core/ca/key-store.ts";
+import type { RotationStateStore } from "../core/ca/rotation-store.ts";
 import { TLS_CLIENT_TTL_SECONDS } from "../core/certs/x509.ts";
 import type { Clock } from "../core/clock.ts";
 import { BadParameterError, isNotFound } from "../core/errors.ts";
@@ -20,6 +23,8 @@ export interface OperatorAuthClientOptions {
   serverName?: string;
   /** Where the CAs are (the CA Secrets); the host CA signs the operator's client certificate. */
   caStore: CaKeyStore;
+  /** The CA rotation state beside the CA Secrets; without it the CAs' first keys are used. */
+  rotationStore?: RotationStateStore;
   clusterName: string;
   trustDomain: string;
   /** The operator's name in its certificate (svc://operator/<name>). */
@@ -32,6 +37,8 @@ export interface OperatorAuthClientOptions {
 interface Connection {
   client: AuthServiceClient;
   renewAt: number;
+  /** the rotation state's revision the certificate and trust were made from */
+  revision: string | undefined;
 }
 
 export class OperatorAuthClient implements SessionRevoker, TokenUsage {
@@ -51,6 +58,7 @@ export class OperatorAuthClient implements SessionRevoker, TokenUsage {
       clusterName: o.clusterName,
       trustDomain: o.trustDomain,
       clock: o.clock,
+      ...(o.rotationStore ? { rotationStore: o.rotationStore } : {}),
     });
     const identity = await issueServiceClientIdentity(cas, {
       role: "operator",
@@ -59,11 +67,15 @@ export class OperatorAuthClient implements SessionRevoker, TokenUsage {
     });
     const client = createAuthClient({
       address: o.address,
-      caPems: [cas.hostCa.certPem],
+      caPems: cas.trustedHostCaPems(),
       ...identity,
       ...(o.serverName ? { serverName: o.serverName } : {}),
     });
-    return { client, renewAt: o.clock.now().getTime() + (TLS_CLIENT_TTL_SECONDS * 1000) / 2 };
+    return {
+      client,
+      renewAt: o.clock.now().getTime() + (TLS_CLIENT_TTL_SECONDS * 1000) / 2,
+      revision: cas.keySet.revision,
+    };
   }
 
   async #client(): Promise<AuthServiceClient> {
@@ -76,7 +88,15 @@ export class OperatorAuthClient implements SessionRevoker, TokenUsage {
       } catch {
         // A failed connect (CAs unreadable for a moment) is tried again on the next call.
       }
-      if (conn && conn.renewAt > this.#o.clock.now().getTime()) return conn.client;
+      // One read of the rotation state per call: the operator calls auth rarely.
+      const revision = this.#o.rotationStore
+        ? await this.#o.rotationStore.read().then(
+            (r) => r?.revision,
+            () => conn?.revision, // unreadable for a moment: keep what works
+          )
+        : undefined;
+      if (conn && conn.renewAt > this.#o.clock.now().getTime() && conn.revision === revision)
+        return conn.client;
       if (this.#conn === current) {
         conn?.client.close();
         this.#conn = undefined;

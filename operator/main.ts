@@ -8,6 +8,7 @@ import type { KubeConfig } from "@kubernetes/client-node";
 import type { Logger } from "pino";
 import { Gauge } from "prom-client";
 import type { CaKeyStore } from "../core/ca/key-store.ts";
+import { SecretRotationStateStore } from "../core/ca/rotation-secret-store.ts";
 import { SecretCaKeyStore } from "../core/ca/secret-store.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
 import { BadParameterError } from "../core/errors.ts";
@@ -118,6 +119,16 @@ export async function runOperator(opts: OperatorOptions): Promise<OperatorHandle
     ? new OperatorAuthClient({
         address: opts.authAddr,
         caStore,
+        // CA rotation (docs/ca-rotation.md): the state Secret beside the CA Secrets.
+        ...(opts.caStore
+          ? {}
+          : {
+              rotationStore: new SecretRotationStateStore({
+                kubeConfig,
+                namespace,
+                ...(opts.caSecretPrefix ? { prefix: opts.caSecretPrefix } : {}),
+              }),
+            }),
         clusterName: opts.clusterName,
         trustDomain: opts.trustDomain ?? opts.clusterName,
         name: identity,

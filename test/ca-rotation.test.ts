@@ -21,6 +21,7 @@ import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { generateEcdsaP256, issueSpiffeSvid } from "../core/certs/x509.ts";
 import { systemClock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
+import { OperatorAuthClient } from "../operator/auth-client.ts";
 import type { AuthServiceClient } from "../proto/generated/svc/v1/AuthService.ts";
 import type { PublicKeys__Output } from "../proto/generated/svc/v1/PublicKeys.ts";
 import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
@@ -397,6 +398,41 @@ describe("CA rotation through auth", () => {
     await rotate("host_x509", "rollback");
     await rotate("host_x509", "standby");
     expect((await published()).user_ca_ssh_public_keys).toHaveLength(1);
+  });
+
+  it("the operator's client to auth follows a host_x509 rotation (new trust, a certificate of the new key)", async () => {
+    const caDir = platform.data.paths.ca;
+    const operator = () =>
+      new OperatorAuthClient({
+        address: platform.authAddress,
+        serverName: "localhost",
+        caStore: new FileCaKeyStore(caDir),
+        rotationStore: new FileRotationStateStore(caDir),
+        clusterName: platform.data.config.cluster_name,
+        trustDomain: platform.data.config.cluster_name,
+        name: "op-1",
+        clock,
+      });
+    const before = operator();
+    try {
+      expect(await before.redemption("no-such-token")).toBeUndefined();
+      await rotate("host_x509", "init");
+      await rotate("host_x509", "update_clients");
+      await rotate("host_x509", "update_servers");
+      await rotate("host_x509", "standby", true);
+      await published();
+      // Its open connection keeps working; a new connection must trust the new CA and present a
+      // certificate of the new key, since the old CA is gone everywhere.
+      expect(await before.redemption("no-such-token")).toBeUndefined();
+    } finally {
+      before.close();
+    }
+    const after = operator();
+    try {
+      expect(await after.redemption("no-such-token")).toBeUndefined();
+    } finally {
+      after.close();
+    }
   });
 
   it("svcctl ca status and rotate as an admin types them", async () => {
