@@ -201,6 +201,12 @@ describe("locks: targets match exactly and odd ones are refused clearly", () => 
     await bad({ target: { user: "alice" }, message: "m".repeat(5000) }, /message is longer/);
     await bad({ target: { user: "alice" }, ttl_seconds: -1 }, /ttl_seconds/);
     await bad({ target: { user: "alice" }, ttl_seconds: 2 ** 53 }, /too long/);
+    // A node's hostname in place of its ID would lock nothing while looking done.
+    await bad(
+      { target: { node: n1.hostname } },
+      new RegExp(`hostname: a node lock names its ID \\(${n1.id}\\)`),
+    );
+    await bad({ target: { node: n1.hostname.toUpperCase() } }, /hostname/);
 
     const odd = ["ünïcødé-🔒", "user:alice:session:abc", "(a|b)+$", "x".repeat(1024)];
     const made: string[] = [];

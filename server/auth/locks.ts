@@ -111,6 +111,23 @@ function targetOf(t: LockTarget__Output | null | undefined): LockTarget {
   return field === "key_id" ? { keyId: value } : ({ [field]: value } as LockTarget);
 }
 
+/**
+ * A node lock names the node's ID (what every enforcement point compares). A hostname there would
+ * match nothing and leave the node serving while the operator believes it locked, so a target that
+ * is some node's hostname and no node's ID is refused, naming the ID to lock instead.
+ */
+export function checkNodeTarget(
+  node: string | undefined,
+  nodes: readonly { id: string; hostname: string }[],
+): void {
+  if (!node || nodes.some((n) => n.id === node)) return;
+  const byName = nodes.find((n) => n.hostname.toLowerCase() === node.toLowerCase());
+  if (byName)
+    throw new BadParameterError(
+      `${JSON.stringify(node)} is a node's hostname: a node lock names its ID (${byName.id})`,
+    );
+}
+
 function specTarget(t: LockTarget): Lock["spec"]["target"] {
   if ("keyId" in t) return { key_id: t.keyId };
   return { ...t };

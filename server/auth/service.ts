@@ -58,7 +58,7 @@ import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
 import type { AgentJoinHandler } from "./join-agent.ts";
 import { exportKrl } from "./krl.ts";
-import { LockService } from "./locks.ts";
+import { checkNodeTarget, LockService } from "./locks.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult, peerHost } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
 import { managedBySvcctl } from "./managed-by.ts";
@@ -828,7 +828,10 @@ export class AuthService {
     }),
 
     // ---- trust lifecycle (placeholders until each part lands; docs/locks.md, docs/ca-rotation.md)
-    CreateLock: unary(async (req, caller) => this.locks.create(req, caller)),
+    CreateLock: unary(async (req, caller) => {
+      checkNodeTarget(req.target?.node, await this.nodes.list());
+      return this.locks.create(req, caller);
+    }),
     ListLocks: unary(async () => this.locks.list()),
     DeleteLock: unary(async (req, caller) => this.locks.remove(req, caller)),
     WatchTrust: (call: ServerWritableStream<WatchTrustRequest__Output, TrustSnapshot>) =>
