@@ -200,6 +200,15 @@ describe("locks: targets match exactly and odd ones are refused clearly", () => 
     await bad({ target: { user: "alice" }, name: "a".repeat(300) }, /DNS subdomain/);
     await bad({ target: { user: "alice" }, message: "m".repeat(5000) }, /message is longer/);
     await bad({ target: { user: "alice" }, ttl_seconds: -1 }, /ttl_seconds/);
+    // The message is printed on locked users' terminals: no escape sequences.
+    await bad(
+      { target: { user: "alice" }, message: "bye\u001b]0;owned\u0007\u001b[2J" },
+      /control characters/,
+    );
+    await bad({ target: { user: "alice" }, message: "csi \u009b2J" }, /control characters/);
+    const multiLine = await createLock({ user: "nobody-here" }, { message: "line one\n\tline two" });
+    expect(multiLine.message).toBe("line one\n\tline two");
+    await deleteLock(multiLine.name);
     await bad({ target: { user: "alice" }, ttl_seconds: 2 ** 53 }, /too long/);
     // A node's hostname in place of its ID would lock nothing while looking done.
     await bad(

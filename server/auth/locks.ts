@@ -45,6 +45,14 @@ const DEFAULT_SWEEP_MS = 60_000;
 /** setTimeout's limit; a later expiry is re-armed when this fires. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 const MAX_MESSAGE = 1024;
+/** C0 controls but tab and line feed, DEL, and C1 controls (0x9b is a one-byte CSI). */
+function hasTerminalControls(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if ((c < 0x20 && c !== 0x09 && c !== 0x0a) || (c >= 0x7f && c <= 0x9f)) return true;
+  }
+  return false;
+}
 const MAX_TTL_SECONDS = 10 * 365 * 24 * 3600;
 const NAME_RE = new RegExp(DNS_SUBDOMAIN_PATTERN);
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
@@ -187,6 +195,9 @@ export class LockService {
       throw new BadParameterError("name must be a DNS subdomain: lower-case letters, digits, '-' and '.'");
     if (req.message.length > MAX_MESSAGE)
       throw new BadParameterError(`message is longer than ${MAX_MESSAGE} characters`);
+    // Agents print the message on every covered user's terminal: no escape sequences there.
+    if (hasTerminalControls(req.message))
+      throw new BadParameterError("message has control characters (line breaks and tabs are fine)");
     const expires = this.#expiryOf(req);
     const createdBy = caller.kind === "user" ? caller.username : callerLabel(caller);
     const record = await this.#apply({ name, target, message: req.message, expires, createdBy });
