@@ -42,6 +42,7 @@ const NS = "SVCNAMESPACEPLACEHOLDER";
 const LEASE = "SVCLEASEPLACEHOLDER";
 const PROXY_IDENTITY = "SVCPROXYIDENTITYPLACEHOLDER";
 const FIRST_ADMIN = "SVCFIRSTADMINPLACEHOLDER";
+const CA_ROTATION = "SVCCAROTATIONPLACEHOLDER";
 const LABELS = "SVCLABELSPLACEHOLDER";
 const nameOf = (component: string) => `SVCNAMEPLACEHOLDER${component}`;
 
@@ -56,6 +57,8 @@ function chartRbac(component: string, rules: PolicyRule[]): string {
     .replaceAll(PROXY_IDENTITY, '{{ include "svc.proxyIdentitySecret" . }}')
     // The same helper names auth.first_admin.secret_name in the chart.
     .replaceAll(FIRST_ADMIN, '{{ include "svc.firstAdminSecret" . }}')
+    // The rotation state Secret is named after the CA Secrets' prefix (core/ca/rotation-secret-store.ts).
+    .replaceAll(CA_ROTATION, '{{ printf "%srotation" .Values.operator.caSecretPrefix }}')
     .replace(
       new RegExp(`^(\\s*)${LABELS}: ${component}$`, "gm"),
       (_m, indent: string) =>
@@ -87,7 +90,10 @@ export function expectedFiles(): Map<string, string> {
   const out = new Map<string, string>();
   out.set("operator/rbac.yaml", plainOperatorRbac());
   out.set("charts/svc/templates/operator-rbac.yaml", chartRbac("operator", operatorRules(LEASE)));
-  out.set("charts/svc/templates/auth-rbac.yaml", chartRbac("auth", authRules(PROXY_IDENTITY, FIRST_ADMIN)));
+  out.set(
+    "charts/svc/templates/auth-rbac.yaml",
+    chartRbac("auth", authRules(PROXY_IDENTITY, FIRST_ADMIN, CA_ROTATION)),
+  );
   out.set("charts/svc/templates/proxy-rbac.yaml", chartRbac("proxy", proxyRules(PROXY_IDENTITY)));
   out.set("charts/svc/templates/preset-roles.yaml", chartPresetRoles());
   for (const file of readdirSync(join(root, "crds"))

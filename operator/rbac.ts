@@ -42,7 +42,11 @@ export function operatorRules(leaseName: string): PolicyRule[] {
  * (docs/kubernetes-mode.md): `create` cannot be limited to a name, get/update are. With
  * auth.first_admin it keeps the first admin's reset link in the Secret `firstAdminSecret`.
  */
-export function authRules(proxyIdentitySecret: string, firstAdminSecret: string): PolicyRule[] {
+export function authRules(
+  proxyIdentitySecret: string,
+  firstAdminSecret: string,
+  caRotationSecret: string,
+): PolicyRule[] {
   return [
     { apiGroups: [API_GROUP], resources: plurals, verbs: ["get", "list", "watch"] },
     // The admin RPCs (svcctl users/tokens/agent-identities/lock) write these kinds for the caller
@@ -66,6 +70,14 @@ export function authRules(proxyIdentitySecret: string, firstAdminSecret: string)
       resources: ["secrets"],
       verbs: ["get", "update"],
       resourceNames: [proxyIdentitySecret],
+    },
+    // CA rotation (docs/ca-rotation.md): the one mutable state Secret beside the immutable key
+    // Secrets, created through the rule above and then changed by compare-and-swap.
+    {
+      apiGroups: [""],
+      resources: ["secrets"],
+      verbs: ["get", "update"],
+      resourceNames: [caRotationSecret],
     },
     // auth.first_admin: the reset link Secret (created through the rule above), replaced when the
     // link expired unused, deleted once the user has a credential.

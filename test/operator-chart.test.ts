@@ -79,7 +79,7 @@ describe("Helm chart charts/svc", () => {
     // One Role per component, all generated from operator/rbac.ts.
     expect(ofKind("Role").length).toBe(3);
     expect(ofKind("RoleBinding").length).toBe(3);
-    expect(ofKind("CustomResourceDefinition").length).toBe(5);
+    expect(ofKind("CustomResourceDefinition").length).toBe(6);
   });
 
   it("gives the operator exactly the RBAC the tests run it with", () => {
@@ -92,7 +92,7 @@ describe("Helm chart charts/svc", () => {
     expect(binding?.subjects).toEqual(plain.find((d) => d.kind === "RoleBinding")?.subjects);
   });
 
-  it("lets auth change only the proxy identity and first-admin Secrets, by name (plus create, which takes no name)", () => {
+  it("lets auth change only the proxy identity, CA rotation state and first-admin Secrets, by name (plus create, which takes no name)", () => {
     const role = named("Role", "svc-auth") as (K8sObject & { rules?: PolicyRule[] }) | undefined;
     const secretRules = (role?.rules ?? []).filter((r) => r.resources.includes("secrets"));
     expect(secretRules).toEqual([
@@ -102,6 +102,13 @@ describe("Helm chart charts/svc", () => {
         resources: ["secrets"],
         verbs: ["get", "update"],
         resourceNames: ["svc-proxy-identity"],
+      },
+      // The CA rotation state, named after the CA Secrets' prefix (auth's ca_store.secret_prefix).
+      {
+        apiGroups: [""],
+        resources: ["secrets"],
+        verbs: ["get", "update"],
+        resourceNames: ["svc-ca-rotation"],
       },
       // The first admin's reset-link Secret, by name (auth.first_admin.secret_name in the config).
       {
