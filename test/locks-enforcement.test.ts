@@ -6,9 +6,10 @@
 // refusal), never for a time.
 import { readFile } from "node:fs/promises";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { parseSshCertificate } from "../core/certs/ssh-cert.ts";
 import { waitFor } from "./cli-fixture.ts";
-import { type LiveSsh, type LockNode, type LocksWorld, startLocksWorld } from "./locks-kit.ts";
+import { type LiveSsh, type LockNode, type LocksWorld, PUBLIC_NAME, startLocksWorld } from "./locks-kit.ts";
 
 const STEP = 180_000;
 
@@ -80,6 +81,36 @@ describe("locks enforced at nodes and the proxy", () => {
       await mine.exited;
       expect(mine.stderr()).toContain("stream locked for review");
       await other.echo("admin-stream-alive");
+    },
+    STEP,
+  );
+
+  it(
+    "the proxy itself closes a locked user's node stream (4403, the lock's message as reason)",
+    async () => {
+      // A raw node stream with no SSH login inside: the node has no session to end, so only the
+      // proxy's own enforcement can close it (what ends a stream to a node that ignores locks).
+      const alice = await w.session("alice");
+      const url = `wss://127.0.0.1:${w.ports.proxy}/v1/webapi/ssh/dial?node=${node1.name}&login=root`;
+      const ws = new WebSocket(url, {
+        ca: w.hostCaPem,
+        servername: PUBLIC_NAME,
+        headers: { authorization: `Bearer ${alice}` },
+      } as WebSocket.ClientOptions);
+      const closed = new Promise<{ code: number; reason: string }>((resolve) =>
+        ws.once("close", (code, reason) => resolve({ code, reason: reason.toString() })),
+      );
+      await new Promise<void>((resolve, reject) => {
+        ws.on("message", (data, isBinary) => {
+          if (!isBinary && JSON.parse(data.toString()).type === "ready") resolve();
+        });
+        ws.once("error", reject);
+      });
+      await w.lock({ user: "alice" }, "streams closed by the proxy");
+      expect(await closed).toEqual({
+        code: 4403,
+        reason: 'user "alice" is locked: streams closed by the proxy',
+      });
     },
     STEP,
   );
