@@ -26,6 +26,12 @@ const SVCCTL = [
   "agent-identities rm",
   "export",
   "audit search",
+  "lock add",
+  "lock ls",
+  "lock rm",
+  "ca",
+  "ca status",
+  "ca rotate",
 ];
 
 let home: string;
