@@ -3,12 +3,13 @@
 // state), every log line it writes kept in memory, and the identities an attacker or an unlucky
 // operator holds: users with passwords, joined nodes with their own TLS client certificates, a bot
 // and the proxy's client certificate.
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import type { ClientReadableStream, Metadata } from "@grpc/grpc-js";
 import { pino } from "pino";
+import { parse, stringify } from "yaml";
 import { generateSshKeyPair, type SshKeyPair } from "../core/certs/ssh-keys.ts";
 import { generateEcdsaP256, privateKeyToPem } from "../core/certs/x509.ts";
 import type { TrustSnapshot__Output } from "../proto/generated/svc/v1/TrustSnapshot.ts";
@@ -47,6 +48,8 @@ export interface AttackWorld {
   /** a user with role `roles` and a password; answers a fresh session ID */
   addUser(name: string, roles?: string[]): Promise<string>;
   login(name: string): Promise<string>;
+  /** a new session of the first admin */
+  adminLogin(): Promise<string>;
   userCert(session: string): Promise<{ cert: string; keyId: string; key: SshKeyPair }>;
   joinNode(hostname: string): Promise<Node>;
   /** a client presenting this certificate (and no other credential) */
@@ -67,15 +70,25 @@ export async function startAttackWorld(): Promise<AttackWorld> {
       done();
     },
   });
-  const platform = await startEmbedded(
-    {
-      dataDir: join(dir, "data"),
-      authListen: "127.0.0.1:0",
-      proxyListen: "127.0.0.1:0",
-      diagListen: "127.0.0.1:0",
-    },
-    { env: { SVC_ADMIN_PASSWORD_FILE: join(dir, "pw") }, logger: pino({ level: "debug" }, sink) },
-  );
+  const start = () =>
+    startEmbedded(
+      {
+        dataDir: join(dir, "data"),
+        authListen: "127.0.0.1:0",
+        proxyListen: "127.0.0.1:0",
+        diagListen: "127.0.0.1:0",
+      },
+      { env: { SVC_ADMIN_PASSWORD_FILE: join(dir, "pw") }, logger: pino({ level: "debug" }, sink) },
+    );
+  // The first start writes the config (and the first admin); the second runs with a 1 s trust
+  // keepalive, so what is rechecked at each keepalive is seen within a test's patience.
+  const first = await start();
+  const configPath = first.data.configPath;
+  await first.close();
+  const config = parse(await readFile(configPath, "utf8")) as { auth: Record<string, unknown> };
+  config.auth.lock_keepalive = "1s";
+  await writeFile(configPath, stringify(config));
+  const platform = await start();
   const clients: AuthServiceClient[] = [];
   const streams: ClientReadableStream<TrustSnapshot__Output>[] = [];
   const clientWith = (certPem?: string, keyPem?: string): AuthServiceClient => {
@@ -104,6 +117,7 @@ export async function startAttackWorld(): Promise<AttackWorld> {
     admin,
     logs: () => logText,
     login: (name) => login(name),
+    adminLogin: () => login("admin", ADMIN_PASSWORD),
     async addUser(name, roles = ["access"]) {
       const r = await callUnary(client, "CreateUser", { name, roles, logins: [name, "root"] }, admin());
       await callUnary(client, "ResetPassword", { token: r.reset?.token ?? "", new_password: USER_PASSWORD });

@@ -320,6 +320,42 @@ describe("WatchTrust: what it carries and how much one node may hold open", () =
   });
 });
 
+describe("WatchTrust: a stream lives no longer than the credential that opened it", () => {
+  it("an admin's stream ends after logout; a removed node's ends; a locked node's goes on", async () => {
+    const session = await w.adminLogin();
+    const admin = w.watch(w.client, userMetadata(session));
+    const gone = await w.joinNode("watch-removed");
+    const locked = await w.joinNode("watch-locked");
+    const goneWatch = w.watch(gone.client, gone.md());
+    const lockedWatch = w.watch(locked.client, locked.md());
+    await vi.waitFor(() => {
+      for (const x of [admin, goneWatch, lockedWatch]) expect(x.seen.length).toBeGreaterThan(0);
+    });
+    await callUnary(w.client, "DeleteSession", {}, userMetadata(session));
+    await callUnary(w.client, "DeleteNode", { node: gone.id }, w.admin());
+    const lock = await createLock({ node: locked.id }, { message: "watch on" });
+    try {
+      await vi.waitFor(() => {
+        expect(admin.error()?.code).toBe(status.UNAUTHENTICATED);
+        expect(goneWatch.error()?.code).toBe(status.UNAUTHENTICATED);
+      }, 10_000);
+      // A locked node keeps being told about its own lock (docs/locks.md).
+      await vi.waitFor(() => expect(lockedWatch.seen.at(-1)?.locks?.map((l) => l.name)).toContain(lock.name));
+      expect(lockedWatch.error()).toBeUndefined();
+      // Nothing after the end: a lock made now reaches neither ended stream.
+      const seen = [admin.seen.length, goneWatch.seen.length];
+      const later = await createLock({ user: "nobody-later" });
+      await vi.waitFor(() =>
+        expect(lockedWatch.seen.at(-1)?.locks?.map((l) => l.name)).toContain(later.name),
+      );
+      expect([admin.seen.length, goneWatch.seen.length]).toEqual(seen);
+      await deleteLock(later.name);
+    } finally {
+      await deleteLock(lock.name);
+    }
+  });
+});
+
 describe("node renewal under attack", () => {
   it("only a node renews: a user (even an admin), a bot, the proxy, nobody, or a node posing as another are refused", async () => {
     const bot = await w.bot("renew-bot", ["access"]);

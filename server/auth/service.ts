@@ -324,6 +324,7 @@ export class AuthService {
       clock: deps.clock,
       logger: deps.logger,
       ...(deps.lockKeepaliveSeconds ? { keepaliveSeconds: deps.lockKeepaliveSeconds } : {}),
+      stillAllowed: (caller) => this.#mayStillWatch(caller),
     });
     // Bots: renewals, bootstraps and SVIDs of a locked bot are refused; theft locks the bot.
     deps.agentIdentities?.useLocks?.(this.locks);
@@ -565,6 +566,19 @@ export class AuthService {
   }
 
   // ---- locks (docs/locks.md): every refusal goes through lockRefusal of the covering lock --------
+
+  /** WatchTrust's recheck at every keepalive: what the interceptor asked when the stream opened. */
+  async #mayStillWatch(caller: Caller): Promise<boolean> {
+    if (caller.kind === "user")
+      return (
+        (await this.sessions.liveByHash(caller.sessionHash)) &&
+        this.#lockedOut("WatchTrust", caller) === undefined &&
+        (this.#activeChecker(caller.username)?.can("locks", "list") ?? false)
+      );
+    if (caller.kind === "agent" && !caller.agentId.includes(":") && this.#d.agentJoin)
+      return (await this.#d.agentJoin.registration(caller.agentId)) !== undefined;
+    return true;
+  }
 
   /** The user's subject: the name and the roles it holds now. */
   #userSubject(name: string): LockSubject {

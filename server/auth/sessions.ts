@@ -130,6 +130,17 @@ export class SessionStore {
     }
   }
 
+  /** Whether the session with this hash is still live (neither revoked nor expired). */
+  async liveByHash(hash: string): Promise<boolean> {
+    try {
+      const item = await this.#backend.get(SESSION_PREFIX + hash);
+      return new Date(String((item.value as JsonObject)["expires"])).getTime() > this.#clock.now().getTime();
+    } catch (err) {
+      if (isNotFound(err)) return false;
+      throw err;
+    }
+  }
+
   /** Revokes one session by its hash (logout). */
   async revoke(username: string, hash: string): Promise<void> {
     await this.#backend.delete(SESSION_PREFIX + hash).catch(ignoreNotFound);

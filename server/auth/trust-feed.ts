@@ -7,7 +7,7 @@ import { createHash } from "node:crypto";
 import type { ServerWritableStream } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Clock } from "../../core/clock.ts";
-import { AccessDeniedError, LimitExceededError } from "../../core/errors.ts";
+import { AccessDeniedError, LimitExceededError, NotAuthenticatedError } from "../../core/errors.ts";
 import { type LockRecord, lockToProto } from "../../core/locks/lock.ts";
 import type { CertAuthorityStatus } from "../../proto/generated/svc/v1/CertAuthorityStatus.ts";
 import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
@@ -72,6 +72,7 @@ type Stream = ServerWritableStream<WatchTrustRequest__Output, TrustSnapshot>;
 
 interface Watcher {
   call: Stream;
+  caller: Caller;
   /** callerLabel of who opened it */
   who: string;
   keepalive: NodeJS.Timeout;
@@ -88,6 +89,12 @@ export interface TrustFeedOptions {
   /** config auth.lock_keepalive (default 15 s). */
   keepaliveSeconds?: number;
   debounceMs?: number;
+  /**
+   * Asked at every keepalive: may this caller still watch? A stream lives no longer than what
+   * opened it (a session logged out, expired or locked, an admin's right removed, a node removed):
+   * otherwise it kept receiving every lock and CA change until the client hung up.
+   */
+  stillAllowed?: (caller: Caller) => Promise<boolean>;
 }
 
 export class TrustFeed {
@@ -155,10 +162,11 @@ export class TrustFeed {
     this.#subscribe();
     const w: Watcher = {
       call,
+      caller,
       who,
       sent: "",
       blocked: false,
-      keepalive: setInterval(() => void this.#send(w, true), this.#keepaliveSeconds * 1000),
+      keepalive: setInterval(() => void this.#keepalive(w), this.#keepaliveSeconds * 1000),
     };
     this.#watchers.add(w);
     const set = this.#byCaller.get(who) ?? new Set<Watcher>();
@@ -209,6 +217,27 @@ export class TrustFeed {
 
   async #broadcast(): Promise<void> {
     for (const w of [...this.#watchers]) await this.#send(w, false);
+  }
+
+  async #keepalive(w: Watcher): Promise<void> {
+    const check = this.#o.stillAllowed;
+    if (check) {
+      const ok = await check(w.caller).catch((err: unknown) => {
+        // Unknown (a backend hiccup): keep the stream, the next keepalive asks again.
+        this.#o.logger.warn({ err }, "rechecking a trust watcher failed");
+        return true;
+      });
+      if (!ok) {
+        if (!this.#watchers.has(w)) return;
+        this.#drop(w);
+        w.call.emit(
+          "error",
+          toGrpcError(new NotAuthenticatedError("the credential that opened this stream is no longer valid")),
+        );
+        return;
+      }
+    }
+    await this.#send(w, true);
   }
 
   /** Sends the current snapshot when it is new to this stream (or always, for a keepalive). */
