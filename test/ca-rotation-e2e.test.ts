@@ -6,6 +6,7 @@
 // What must hold (docs/ca-rotation.md, "Tested end to end"): nothing that should be accepted is
 // refused at any phase, and after standby the old key's certificates are refused.
 import { type ChildProcessWithoutNullStreams, execFile, spawn } from "node:child_process";
+import { X509Certificate } from "node:crypto";
 import { copyFile, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -521,6 +522,67 @@ describe("CA rotation with real OpenSSH on both sides and open sessions", () => 
       const after = await certs("keys-rb-after");
       expect(await signingCa(after.certificate)).toBe(original);
       await pingAll();
+    },
+    STEP,
+  );
+
+  it(
+    "host_x509 through every phase: the agent learns the new CA from its snapshot, renews at update_servers and keeps reaching auth after the old CA is gone",
+    async () => {
+      const identityFile = join(dir, "agent", "agent-identity.json");
+      const identity = async () =>
+        JSON.parse(await readFile(identityFile, "utf8")) as {
+          hostCaPems: string[];
+          tlsCertificatePem: string;
+        };
+      const signedBy = (certPem: string, caPem: string) =>
+        new X509Certificate(certPem).verify(new X509Certificate(caPem).publicKey);
+      const relogin = () =>
+        ok(svc(["login", "--user", "alice", "--password-file", join(dir, "alice-pw")], aliceEnv));
+      const before = await identity();
+      expect(before.hostCaPems).toHaveLength(1);
+      const oldCa = before.hostCaPems[0] ?? "";
+      expect(signedBy(before.tlsCertificatePem, oldCa)).toBe(true);
+
+      await rotate("host_x509", "init");
+      const newCa = (await publicKeys()).host_ca_pems.find((p) => p.trim() !== oldCa.trim()) ?? "";
+      expect(newCa).not.toBe("");
+      // Nodes trust the new CA before anything is issued by it (saved, so a restart keeps it).
+      await waitFor(
+        async () => (await identity()).hostCaPems.length === 2,
+        "the agent saves both host CAs",
+        PROPAGATION_MS,
+      );
+      // The user's profile learns it the same way at its next login.
+      await relogin();
+      await pingAll();
+
+      await rotate("host_x509", "update_clients");
+      await ok(svc(["status"], aliceEnv));
+      await pingAll();
+      await rotate("host_x509", "update_servers");
+      // The agent asks for a client certificate from the new CA at once (rotation follow).
+      await waitFor(
+        async () => signedBy((await identity()).tlsCertificatePem, newCa),
+        "the agent's client certificate is issued by the new host CA",
+        PROPAGATION_MS,
+      );
+      await pingAll();
+
+      await rotate("host_x509", "standby");
+      await waitFor(
+        async () => {
+          const pems = (await identity()).hostCaPems;
+          return pems.length === 1 && pems[0]?.trim() === newCa.trim();
+        },
+        "the agent drops the old host CA",
+        PROPAGATION_MS,
+      );
+      // The agent still reaches auth: a new login there is authorized by auth (AuthorizeSshLogin).
+      await relogin();
+      await eventuallyLogin(await certs("keys-x509-after"), agentNode);
+      await pingAll();
+      expect(agent?.child.exitCode).toBeNull();
     },
     STEP,
   );

@@ -148,6 +148,34 @@ export class AgentCredentials extends EventEmitter<{ renewed: [AgentIdentity] }>
     return next;
   }
 
+  /**
+   * Trusts the host CA certificates auth publishes now (the trust snapshot, received over TLS
+   * checked with the current ones): a host X.509 rotation adds the new CA here before auth's own
+   * certificate is issued by it, and drops the old one when the rotation ends. Saved, then swapped
+   * in for new calls like a renewal. False when nothing changed or the list is unusable (kept).
+   */
+  async adoptHostCas(pems: readonly string[]): Promise<boolean> {
+    const current = this.#identity.hostCaPems;
+    const wanted = [...new Set(pems.map((p) => p.trim()))].filter((p) => p !== "");
+    if (wanted.length === 0) return false;
+    const same = new Set(current.map((p) => p.trim()));
+    if (wanted.length === same.size && wanted.every((p) => same.has(p))) return false;
+    try {
+      for (const p of wanted) new X509Certificate(p);
+    } catch {
+      this.#o.logger.warn("ignored a host CA list that does not parse");
+      return false;
+    }
+    // A renewal in flight saves its own answer (which carries the same list): let it finish first.
+    await this.#renewing?.catch(() => undefined);
+    const next: AgentIdentity = { ...this.#identity, hostCaPems: wanted };
+    await (this.#o.save ?? saveIdentity)(this.#o.dataDir, next);
+    if (this.#closed) return true;
+    this.#swap(next);
+    this.#o.logger.info({ hostCas: wanted.length }, "host CA certificates updated from auth");
+    return true;
+  }
+
   #swap(next: AgentIdentity): void {
     const previous = this.#client;
     this.#identity = next;

@@ -426,6 +426,15 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   });
   trust.watcher.on("snapshot", (s) => {
     if (s.publicKeys.user_ca_ssh_public_keys.length > 0) userCaKeys = s.publicKeys.user_ca_ssh_public_keys;
+    // Auth's TLS roots follow a host X.509 rotation too (kept on failure; renewal also brings them).
+    void credentials
+      .adoptHostCas(s.publicKeys.host_ca_pems)
+      .catch((err: unknown) =>
+        log.warn(
+          { err: err instanceof Error ? err.message : String(err) },
+          "could not save the new host CAs",
+        ),
+      );
   });
   // A new snapshot (locks or CA keys changed) may change the KRL: fetch it then.
   const krlFile = opts.krlFile
