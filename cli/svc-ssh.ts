@@ -95,7 +95,15 @@ async function dialThroughProxy(p: Profile, node: string, login: string): Promis
         settled = true;
         ws.off("message", onMessage);
         // Synchronously, so the node's first bytes (its SSH banner) reach the stream.
-        resolve(createWebSocketStream(ws));
+        const stream = createWebSocketStream(ws);
+        // The proxy closing the stream (e.g. the user was locked) must end the SSH connection:
+        // the readable side ending alone leaves the client waiting on a half-open stream.
+        stream.once("end", () => stream.destroy());
+        ws.once("close", (closeCode: number, reason: Buffer) => {
+          if (closeCode >= 4000 && reason.length > 0)
+            process.stderr.write(`svc: ${reason.toString("utf8")}\n`);
+        });
+        resolve(stream);
         return;
       }
       const code = typeof m.code === "string" ? (m.code as ErrorCode) : "unavailable";
@@ -194,7 +202,9 @@ async function sshSession(
     };
     process.stdout.on("resize", onResize);
     const code = await new Promise<number>((resolve) => {
-      let status = 0;
+      // A channel that closes without an exit status (the connection was cut, or the node ended
+      // the session) is a failure, as for OpenSSH's ssh.
+      let status: number = EXIT.error;
       channel.on("exit", (codeOrNull: number | null, signal?: string) => {
         status = codeOrNull ?? (signal ? 128 + 1 : EXIT.error);
       });
