@@ -13,9 +13,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseSshCertificate } from "../core/certs/ssh-cert.ts";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { generateEcdsaP256, parseCertificatePem, privateKeyToPem } from "../core/certs/x509.ts";
+import { lockFromProto } from "../core/locks/lock.ts";
+import { API_VERSION } from "../core/resources/index.ts";
+import { lockMessage as agentLockMessage } from "../server/agent/locks.ts";
 import { agentMetadata, callUnary, userMetadata } from "../server/auth/client.ts";
 import { MAX_STREAMS_PER_CALLER } from "../server/auth/trust-feed.ts";
+import { lockedMessage } from "../server/proxy/locks.ts";
 import { statusOf } from "./auth-fixture.ts";
+import { toYaml } from "./k8s-examples.ts";
 import { type AttackWorld, type Node, startAttackWorld } from "./trust-attack-kit.ts";
 
 const execFileP = promisify(execFile);
@@ -352,6 +357,44 @@ describe("WatchTrust: a stream lives no longer than the credential that opened i
       await deleteLock(later.name);
     } finally {
       await deleteLock(lock.name);
+    }
+  });
+});
+
+describe("lock messages reach terminals", () => {
+  it("a Lock file with escape sequences in its message (no CreateLock check) is printed without them", async () => {
+    const file = join(w.platform.data.paths.manifests, "lock-escape.yaml");
+    const watch = w.watch(n1.client, n1.md());
+    const raw = "maintenance\u001b]0;owned\u0007\u001b[2J\u009b31m\nsee the wiki";
+    await writeFile(
+      file,
+      toYaml({
+        apiVersion: API_VERSION,
+        kind: "Lock",
+        metadata: { name: "escape-by-file" },
+        spec: { target: { user: "nobody-escape" }, message: raw },
+      }),
+    );
+    try {
+      await vi.waitFor(
+        () => expect(watch.seen.at(-1)?.locks?.map((l) => l.name)).toContain("escape-by-file"),
+        10_000,
+      );
+      const proto = watch.seen.at(-1)?.locks?.find((l) => l.name === "escape-by-file");
+      if (!proto) throw new Error("no lock in the snapshot");
+      // The snapshot carries the resource as written; what a node and the proxy print does not.
+      expect(proto.message).toBe(raw);
+      const lock = lockFromProto(proto);
+      for (const shown of [agentLockMessage(lock), lockedMessage(lock, "nobody-escape")]) {
+        const controls = [...shown].filter((ch) => {
+          const c = ch.charCodeAt(0);
+          return (c < 0x20 && c !== 0x0a) || (c >= 0x7f && c <= 0x9f);
+        });
+        expect(controls).toEqual([]);
+        expect(shown).toContain("maintenance\uFFFD]0;owned\uFFFD\uFFFD[2J\uFFFD31m\nsee the wiki");
+      }
+    } finally {
+      await rm(file, { force: true });
     }
   });
 });

@@ -95,6 +95,20 @@ export function lockToProto(l: LockRecord): Lock {
 }
 
 /**
+ * The lock's message as a terminal may show it: control characters other than line breaks and
+ * tabs become U+FFFD. CreateLock refuses them, but a Lock applied as a resource (a folder file,
+ * kubectl) is not checked there, and the message is printed on every covered user's terminal.
+ */
+export function printableMessage(message: string): string {
+  let out = "";
+  for (const ch of message) {
+    const c = ch.charCodeAt(0);
+    out += (c < 0x20 && c !== 0x09 && c !== 0x0a) || (c >= 0x7f && c <= 0x9f) ? "\uFFFD" : ch;
+  }
+  return out;
+}
+
+/**
  * What a refused caller reads: "locked: <message>" ("node is locked: <message>" for a node lock).
  * The message is the admin's text; without one, the lock's name (never a secret either).
  */

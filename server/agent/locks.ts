@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { ParsedSshCertificate } from "../../core/certs/ssh-cert.ts";
 import type { Clock } from "../../core/clock.ts";
 import { AccessDeniedError, BadParameterError } from "../../core/errors.ts";
-import { type LockRecord, type LockSubject, lockCovering } from "../../core/locks/lock.ts";
+import { type LockRecord, type LockSubject, lockCovering, printableMessage } from "../../core/locks/lock.ts";
 import { decodeCertIdentity } from "../../core/rbac/cert-identity.ts";
 import type { AuthServiceClient } from "../auth/client.ts";
 import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
@@ -42,7 +42,7 @@ export function subjectOfCertificate(cert: ParsedSshCertificate, nodeId: string)
 /** What the refused user reads (their terminal, the audit event's reason). */
 export function lockMessage(lock: LockRecord): string {
   const what = "node" in lock.target ? "this node is locked" : "access is locked";
-  return lock.message ? `${what}: ${lock.message}` : `${what} (lock ${lock.name})`;
+  return lock.message ? `${what}: ${printableMessage(lock.message)}` : `${what} (lock ${lock.name})`;
 }
 
 export interface LiveSessionCloser {

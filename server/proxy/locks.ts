@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
 import { AccessDeniedError } from "../../core/errors.ts";
-import { type LockRecord, type LockSubject, lockCovering } from "../../core/locks/lock.ts";
+import { type LockRecord, type LockSubject, lockCovering, printableMessage } from "../../core/locks/lock.ts";
 import { type AuthServiceClient, agentMetadata, createAuthClient } from "../auth/client.ts";
 import { TrustWatcher } from "../trust/watcher.ts";
 import type { AuthApi, SessionInfo } from "./auth-client.ts";
@@ -24,7 +24,7 @@ interface Tracked {
 
 export function lockedMessage(lock: LockRecord, user: string): string {
   const base = `user ${JSON.stringify(user)} is locked`;
-  return lock.message ? `${base}: ${lock.message}` : `${base} (lock ${lock.name})`;
+  return lock.message ? `${base}: ${printableMessage(lock.message)}` : `${base} (lock ${lock.name})`;
 }
 
 const subjectOf = (info: Pick<SessionInfo, "username" | "roles">): LockSubject => ({
