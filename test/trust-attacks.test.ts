@@ -493,8 +493,8 @@ describe("node renewal under attack", () => {
     );
     const codes = results.map((r) => r.code);
     expect(codes.filter((c) => c === 0)).toHaveLength(1);
-    for (const c of codes.filter((c) => c !== 0))
-      expect([status.RESOURCE_EXHAUSTED, status.UNAVAILABLE]).toContain(c);
+    // Refused before any signing: a burst costs auth one renewal's work, not one per request.
+    expect(codes.filter((c) => c !== 0 && c !== status.RESOURCE_EXHAUSTED)).toEqual([]);
     expect(await statusOf(callUnary(a.client, "RenewNodeCredentials", renewKeys(), a.md()))).toMatchObject({
       code: status.RESOURCE_EXHAUSTED,
     });

@@ -93,6 +93,12 @@ export class NodeRenewal implements NodeRenewalHandler {
   readonly #ttl: number;
   /** agent ID -> when it last renewed and with which signing keys */
   readonly #last = new Map<string, { at: number; keys: string }>();
+  /**
+   * Nodes with a renewal under way. Without it every request of a concurrent burst passed the
+   * interval check (set only once one finished) and signed both certificates before losing the
+   * compare-and-swap: one node could make auth sign as often as it sent at once.
+   */
+  readonly #inFlight = new Set<string>();
 
   constructor(deps: NodeRenewalDeps) {
     this.#d = deps;
@@ -121,6 +127,20 @@ export class NodeRenewal implements NodeRenewalHandler {
   }
 
   async #renew(
+    req: RenewNodeCredentialsRequest__Output,
+    agentId: string,
+  ): Promise<RenewNodeCredentialsResponse> {
+    if (this.#inFlight.has(agentId))
+      throw new LimitExceededError("a renewal of this node is already under way", { retryAfterSeconds: 1 });
+    this.#inFlight.add(agentId);
+    try {
+      return await this.#renewOnce(req, agentId);
+    } finally {
+      this.#inFlight.delete(agentId);
+    }
+  }
+
+  async #renewOnce(
     req: RenewNodeCredentialsRequest__Output,
     agentId: string,
   ): Promise<RenewNodeCredentialsResponse> {
