@@ -14,6 +14,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
+import { type CertLogin, certLogin, certSshArgs, type LoginOutcome } from "./harness/ssh-login.ts";
 import { type RunningSshd, startSshd } from "./harness/sshd.ts";
 import { type RotationPlatform, startRotationPlatform } from "./rotation-fixture.ts";
 
@@ -133,55 +134,21 @@ describe("CA rotation with real OpenSSH on both sides and open sessions", () => 
     return json<CertFiles>(r);
   }
 
-  function sshArgs(
+  /** `f` logging in to `node`, trusting hosts through `knownHosts`. */
+  const loginTo = (
     f: Pick<CertFiles, "private_key" | "certificate">,
     knownHosts: string,
     node: Node,
-  ): string[] {
-    return [
-      "-F",
-      "/dev/null",
-      "-i",
-      f.private_key,
-      "-o",
-      `CertificateFile=${f.certificate}`,
-      "-o",
-      "IdentitiesOnly=yes",
-      "-o",
-      "IdentityAgent=none",
-      "-o",
-      `UserKnownHostsFile=${knownHosts}`,
-      "-o",
-      "GlobalKnownHostsFile=/dev/null",
-      "-o",
-      "StrictHostKeyChecking=yes",
-      "-o",
-      "BatchMode=yes",
-      "-o",
-      "ConnectTimeout=20",
-      "-o",
-      `HostKeyAlias=${node.name}`,
-      "-p",
-      String(node.port),
-      "root@127.0.0.1",
-    ];
-  }
-
+  ): CertLogin => ({
+    key: f.private_key,
+    certificate: f.certificate,
+    knownHosts,
+    port: node.port,
+    hostAlias: node.name,
+  });
+  const sshArgs = (...a: Parameters<typeof loginTo>): string[] => certSshArgs(loginTo(...a));
   /** One fresh ssh login running a command; the error text when refused. */
-  async function login(
-    f: Pick<CertFiles, "private_key" | "certificate">,
-    knownHosts: string,
-    node: Node,
-  ): Promise<{ ok: true } | { ok: false; why: string }> {
-    try {
-      const { stdout } = await execFileP("ssh", [...sshArgs(f, knownHosts, node), "echo rotated-$((40+2))"], {
-        timeout: 60_000,
-      });
-      return stdout.trim() === "rotated-42" ? { ok: true } : { ok: false, why: `stdout ${stdout}` };
-    } catch (err) {
-      return { ok: false, why: (err as { stderr?: string }).stderr ?? String(err) };
-    }
-  }
+  const login = (...a: Parameters<typeof loginTo>): Promise<LoginOutcome> => certLogin(loginTo(...a));
 
   async function expectLogin(f: CertFiles, node: Node, kh?: string): Promise<void> {
     const r = await login(f, kh ?? f.known_hosts, node);

@@ -24,6 +24,7 @@ import { callUnary, userMetadata } from "../server/auth/client.ts";
 import { exportKrl as exportKrlRpc, revokedKeyIds } from "../server/auth/krl.ts";
 import { bin, type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
+import { certLogin, type LoginOutcome, svcCertFiles } from "./harness/ssh-login.ts";
 import { type RunningSshd, startSshd } from "./harness/sshd.ts";
 import { type RotationPlatform, startRotationPlatform } from "./rotation-fixture.ts";
 
@@ -69,45 +70,8 @@ describe("KRL: locks reach an agentless sshd through RevokedKeys", () => {
   };
 
   /** One fresh ssh login; the error text when refused. */
-  async function login(f: CertFiles, port: number): Promise<{ ok: true } | { ok: false; why: string }> {
-    try {
-      const { stdout } = await execFileP(
-        "ssh",
-        [
-          "-F",
-          "/dev/null",
-          "-i",
-          f.private_key,
-          "-o",
-          `CertificateFile=${f.certificate}`,
-          "-o",
-          "IdentitiesOnly=yes",
-          "-o",
-          "IdentityAgent=none",
-          "-o",
-          `UserKnownHostsFile=${f.known_hosts}`,
-          "-o",
-          "GlobalKnownHostsFile=/dev/null",
-          "-o",
-          "StrictHostKeyChecking=yes",
-          "-o",
-          "BatchMode=yes",
-          "-o",
-          "ConnectTimeout=20",
-          "-o",
-          "HostKeyAlias=legacy",
-          "-p",
-          String(port),
-          "root@127.0.0.1",
-          "echo krl-$((40+2))",
-        ],
-        { timeout: 60_000 },
-      );
-      return stdout.trim() === "krl-42" ? { ok: true } : { ok: false, why: `stdout ${stdout}` };
-    } catch (err) {
-      return { ok: false, why: (err as { stderr?: string }).stderr ?? String(err) };
-    }
-  }
+  const login = (f: CertFiles, port: number): Promise<LoginOutcome> =>
+    certLogin({ ...svcCertFiles(f), port, hostAlias: "legacy" });
 
   async function expectLogin(f: CertFiles, port: number): Promise<void> {
     const r = await login(f, port);

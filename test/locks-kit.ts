@@ -2,7 +2,7 @@
 // admin and a user alice (role access, logins alice and root) logged in with `svc`, N `svcd agent`
 // processes with diagnostics listeners, the certificates `svc certs` writes for both users, plain
 // OpenSSH sessions, and CreateLock/DeleteLock as an admin calls them.
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
@@ -11,6 +11,7 @@ import type { LockTarget } from "../proto/generated/svc/v1/LockTarget.ts";
 import { type AuthServiceClient, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
 import { bin, type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
+import { certSshArgs, runSsh, svcCertFiles } from "./harness/ssh-login.ts";
 import { mustOpen, type TerminalConnection } from "./terminal-client.ts";
 
 /** The proxy's public name in `svcd start`'s default config (its certificate names it). */
@@ -67,36 +68,8 @@ export interface LocksWorld {
   close(): Promise<void>;
 }
 
-const execFileP = (file: string, args: string[]): Promise<RunResult> =>
-  new Promise((resolve) => {
-    execFile(file, args, { timeout: 60_000 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === "number" ? err.code : 255) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
-  });
-
 function sshArgs(c: Certs, node: LockNode): string[] {
-  return [
-    "-i",
-    c.private_key,
-    "-o",
-    `CertificateFile=${c.certificate}`,
-    "-o",
-    `UserKnownHostsFile=${c.known_hosts}`,
-    "-o",
-    "GlobalKnownHostsFile=/dev/null",
-    "-o",
-    "StrictHostKeyChecking=yes",
-    "-o",
-    `HostKeyAlias=${node.name}`,
-    "-o",
-    "BatchMode=yes",
-    "-o",
-    "IdentitiesOnly=yes",
-    "-p",
-    String(node.port),
-    "root@127.0.0.1",
-  ];
+  return certSshArgs({ ...svcCertFiles(c), port: node.port, hostAlias: node.name });
 }
 
 async function openSsh(c: Certs, node: LockNode): Promise<LiveSsh> {
@@ -282,8 +255,7 @@ export async function startLocksWorld(o: { nodes: number }): Promise<LocksWorld>
       });
       return userMetadata(adminSession);
     };
-    const ssh = (certs: Certs, node: LockNode) =>
-      execFileP("ssh", [...sshArgs(certs, node), "echo login-ok"]);
+    const ssh = (certs: Certs, node: LockNode) => runSsh([...sshArgs(certs, node), "echo login-ok"]);
     const world: LocksWorld = {
       dir,
       ports,

@@ -26,6 +26,7 @@ import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../ser
 import { AGENT_PREFIX } from "../server/auth/join-agent.ts";
 import { type AgentAuthEnv, silent, startAgentAuthEnv } from "./agent-fixture.ts";
 import { statusOf } from "./auth-fixture.ts";
+import { type CertLogin, certSshArgs } from "./harness/ssh-login.ts";
 
 const run = promisify(execFile);
 const TTL_SECONDS = 90;
@@ -69,41 +70,6 @@ async function userCert(name: string): Promise<string> {
   );
   await writeFile(`${keyPath}-cert.pub`, `${r.ssh_certificate}\n`);
   return keyPath;
-}
-
-function sshArgs(
-  keyPath: string,
-  knownHosts: string,
-  alias: string,
-  port: number,
-  command: string,
-): string[] {
-  return [
-    "-F",
-    "/dev/null",
-    "-i",
-    keyPath,
-    "-o",
-    `CertificateFile=${keyPath}-cert.pub`,
-    "-o",
-    "IdentitiesOnly=yes",
-    "-o",
-    "IdentityAgent=none",
-    "-o",
-    `UserKnownHostsFile=${knownHosts}`,
-    "-o",
-    "GlobalKnownHostsFile=/dev/null",
-    "-o",
-    "StrictHostKeyChecking=yes",
-    "-o",
-    "BatchMode=yes",
-    "-o",
-    `HostKeyAlias=${alias}`,
-    "-p",
-    String(port),
-    "root@127.0.0.1",
-    command,
-  ];
 }
 
 async function startAgent(
@@ -178,13 +144,10 @@ describe("node certificate renewal", () => {
     const keyPath = await userCert("alice-renew");
     const knownHosts = join(dir, "known_hosts");
     await writeFile(knownHosts, `@cert-authority renew-one ${env.cas.sshHostCaPublicKey}\n`);
-    const long = spawn(
-      "ssh",
-      sshArgs(keyPath, knownHosts, "renew-one", agent.ssh.port, "sleep 25; echo still-open"),
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
+    const alice: CertLogin = { key: keyPath, knownHosts, port: agent.ssh.port, hostAlias: "renew-one" };
+    const long = spawn("ssh", [...certSshArgs(alice), "sleep 25; echo still-open"], {
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let longOut = "";
     long.stdout.on("data", (d: Buffer) => {
       longOut += d.toString();
@@ -221,13 +184,7 @@ describe("node certificate renewal", () => {
     expect(scanned2.keyId).toBe(`host:${agent.agentId}`);
     expect(scanned2.validBefore.getTime()).toBeGreaterThan(scanned1.validBefore.getTime());
     expect(scanned2.blob.equals(parseSshCertificate(renewed.hostCertificate).blob)).toBe(true);
-    const fresh = await run(
-      "ssh",
-      sshArgs(keyPath, knownHosts, "renew-one", agent.ssh.port, "echo after-renewal"),
-      {
-        timeout: 30_000,
-      },
-    );
+    const fresh = await run("ssh", [...certSshArgs(alice), "echo after-renewal"], { timeout: 30_000 });
     expect(fresh.stdout).toBe("after-renewal\n");
 
     // Heartbeats go on with the new client certificate; the new identity is what is on disk.
