@@ -3,10 +3,13 @@
 // state), every log line it writes kept in memory, and the identities an attacker or an unlucky
 // operator holds: users with passwords, joined nodes with their own TLS client certificates, a bot
 // and the proxy's client certificate.
+import { execFile } from "node:child_process";
+import { generateKeyPairSync } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
+import { promisify } from "node:util";
 import type { ClientReadableStream, Metadata } from "@grpc/grpc-js";
 import { pino } from "pino";
 import { parse, stringify } from "yaml";
@@ -22,6 +25,7 @@ import {
 } from "../server/auth/client.ts";
 import { type RunningPlatform, startEmbedded } from "../server/embedded/start.ts";
 
+const execFileP = promisify(execFile);
 const ADMIN_PASSWORD = "trust-attacks-admin-password";
 const USER_PASSWORD = "trust-attacks-user-password";
 
@@ -193,4 +197,48 @@ export async function startAttackWorld(): Promise<AttackWorld> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Fresh keys a node renews with (the TLS private key too, to use the answer). */
+export const renewKeys = () => {
+  const tls = generateEcdsaP256();
+  return {
+    ssh_public_key: generateSshKeyPair("ed25519").publicLine,
+    tls_public_key_pem: String(tls.publicKey.export({ type: "spki", format: "pem" })),
+    tlsKeyPem: privateKeyToPem(tls.privateKey),
+  };
+};
+
+/** An ssh-rsa public key line of any size (the project's own encoder refuses short RSA keys). */
+export function sshRsaLine(bits: number): string {
+  const { publicKey } = generateKeyPairSync("rsa", { modulusLength: bits });
+  const jwk = publicKey.export({ format: "jwk" });
+  const str = (b: Buffer) => {
+    const len = Buffer.alloc(4);
+    len.writeUInt32BE(b.length);
+    return Buffer.concat([len, b]);
+  };
+  const mpint = (b64: string | undefined) => {
+    const b = Buffer.from(b64 ?? "", "base64url");
+    return str((b[0] ?? 0) & 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b);
+  };
+  const blob = Buffer.concat([str(Buffer.from("ssh-rsa")), mpint(jwk.e), mpint(jwk.n)]);
+  return `ssh-rsa ${blob.toString("base64")}`;
+}
+
+/** What ssh-keygen -Q says of a certificate against a KRL. */
+export async function krlVerdict(dir: string, krl: Buffer, cert: string): Promise<"revoked" | "ok"> {
+  const krlFile = join(dir, `krl-${Math.random().toString(36).slice(2)}`);
+  const certFile = join(dir, `cert-${Math.random().toString(36).slice(2)}-cert.pub`);
+  await writeFile(krlFile, krl);
+  await writeFile(certFile, `${cert}\n`);
+  try {
+    const r = await execFileP("ssh-keygen", ["-Q", "-f", krlFile, certFile]);
+    if (!r.stdout.includes(": ok")) throw new Error(`unexpected ssh-keygen output: ${r.stdout}`);
+    return "ok";
+  } catch (err) {
+    const e = err as { code?: number; stdout?: string };
+    if (e.code === 1 && e.stdout?.includes("REVOKED")) return "revoked";
+    throw err;
+  }
 }

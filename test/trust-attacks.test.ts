@@ -2,12 +2,10 @@
 // proxy) or an unlucky operator can do to locks, WatchTrust, node renewal, CA rotation and the KRL,
 // through the real embedded platform (TLS, the interceptor, the resource writer, the file CAs).
 // Each test names the attempt; each asserts the refusal (or the exact, narrow effect).
-import { execFile } from "node:child_process";
 import { generateKeyPairSync, X509Certificate } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { parseSshCertificate } from "../core/certs/ssh-cert.ts";
@@ -21,9 +19,14 @@ import { MAX_STREAMS_PER_CALLER } from "../server/auth/trust-feed.ts";
 import { lockedMessage } from "../server/proxy/locks.ts";
 import { statusOf } from "./auth-fixture.ts";
 import { toYaml } from "./k8s-examples.ts";
-import { type AttackWorld, type Node, startAttackWorld } from "./trust-attack-kit.ts";
-
-const execFileP = promisify(execFile);
+import {
+  type AttackWorld,
+  krlVerdict,
+  type Node,
+  renewKeys,
+  sshRsaLine,
+  startAttackWorld,
+} from "./trust-attack-kit.ts";
 
 let w: AttackWorld;
 let bob: string; // a plain user (role access)
@@ -63,32 +66,6 @@ const deleteLock = (name: string) => callUnary(w.client, "DeleteLock", { name },
 
 const sshLogin = (n: Node, cert: string, login: string) =>
   callUnary(n.client, "AuthorizeSshLogin", { ssh_certificate: cert, login, remote_address: "" }, n.md());
-
-const renewKeys = () => {
-  const tls = generateEcdsaP256();
-  return {
-    ssh_public_key: generateSshKeyPair("ed25519").publicLine,
-    tls_public_key_pem: String(tls.publicKey.export({ type: "spki", format: "pem" })),
-    tlsKeyPem: privateKeyToPem(tls.privateKey),
-  };
-};
-
-/** An ssh-rsa public key line of any size (the project's own encoder refuses short RSA keys). */
-function sshRsaLine(bits: number): string {
-  const { publicKey } = generateKeyPairSync("rsa", { modulusLength: bits });
-  const jwk = publicKey.export({ format: "jwk" });
-  const str = (b: Buffer) => {
-    const len = Buffer.alloc(4);
-    len.writeUInt32BE(b.length);
-    return Buffer.concat([len, b]);
-  };
-  const mpint = (b64: string | undefined) => {
-    const b = Buffer.from(b64 ?? "", "base64url");
-    return str((b[0] ?? 0) & 0x80 ? Buffer.concat([Buffer.from([0]), b]) : b);
-  };
-  const blob = Buffer.concat([str(Buffer.from("ssh-rsa")), mpint(jwk.e), mpint(jwk.n)]);
-  return `ssh-rsa ${blob.toString("base64")}`;
-}
 
 describe("locks: who may make, see and lift them", () => {
   it("a plain user, a node and a bot can neither create, list, delete, watch nor export", async () => {
@@ -519,42 +496,26 @@ describe("node renewal under attack", () => {
   });
 });
 
-async function krlVerdict(krl: Buffer, cert: string): Promise<"revoked" | "ok"> {
-  const krlFile = join(work, `krl-${Math.random().toString(36).slice(2)}`);
-  const certFile = join(work, `cert-${Math.random().toString(36).slice(2)}-cert.pub`);
-  await writeFile(krlFile, krl);
-  await writeFile(certFile, `${cert}\n`);
-  try {
-    const r = await execFileP("ssh-keygen", ["-Q", "-f", krlFile, certFile]);
-    if (!r.stdout.includes(": ok")) throw new Error(`unexpected ssh-keygen output: ${r.stdout}`);
-    return "ok";
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string };
-    if (e.code === 1 && e.stdout?.includes("REVOKED")) return "revoked";
-    throw err;
-  }
-}
-
 describe("KRL", () => {
   it("without locks it is a valid KRL revoking nothing; a lock on 'al' revokes al's certificate, not alice's", async () => {
     const alCert = (await w.userCert(al)).cert;
     const aliceCert = (await w.userCert(alice)).cert;
     const empty = Buffer.from((await callUnary(n1.client, "ExportKrl", {}, n1.md())).krl);
-    expect(await krlVerdict(empty, alCert)).toBe("ok");
-    expect(await krlVerdict(empty, aliceCert)).toBe("ok");
+    expect(await krlVerdict(work, empty, alCert)).toBe("ok");
+    expect(await krlVerdict(work, empty, aliceCert)).toBe("ok");
     const lock = await createLock({ user: "al" }, { message: "krl" });
     try {
       const krl = Buffer.from((await callUnary(n1.client, "ExportKrl", {}, n1.md())).krl);
-      expect(await krlVerdict(krl, alCert)).toBe("revoked");
-      expect(await krlVerdict(krl, aliceCert)).toBe("ok");
+      expect(await krlVerdict(work, krl, alCert)).toBe("revoked");
+      expect(await krlVerdict(work, krl, aliceCert)).toBe("ok");
       // Key-id locks with odd ids (unicode, ':', 1024 characters) keep the KRL readable and narrow.
       const odd = ["ünïcødé-🔒", "user:alice:session:", "k".repeat(1024)];
       const oddLocks: string[] = [];
       try {
         for (const keyId of odd) oddLocks.push((await createLock({ key_id: keyId })).name);
         const withOdd = Buffer.from((await callUnary(n1.client, "ExportKrl", {}, n1.md())).krl);
-        expect(await krlVerdict(withOdd, alCert)).toBe("revoked");
-        expect(await krlVerdict(withOdd, aliceCert)).toBe("ok");
+        expect(await krlVerdict(work, withOdd, alCert)).toBe("revoked");
+        expect(await krlVerdict(work, withOdd, aliceCert)).toBe("ok");
       } finally {
         for (const name of oddLocks) await deleteLock(name);
       }
