@@ -13,6 +13,7 @@ import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { generateEcdsaP256, parseCertificatePem, privateKeyToPem } from "../core/certs/x509.ts";
 import { lockFromProto } from "../core/locks/lock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
+import { MANAGED_DIR } from "../core/sources/folder.ts";
 import { lockMessage as agentLockMessage } from "../server/agent/locks.ts";
 import { agentMetadata, callUnary, userMetadata } from "../server/auth/client.ts";
 import { MAX_STREAMS_PER_CALLER } from "../server/auth/trust-feed.ts";
@@ -265,6 +266,24 @@ describe("locks: in force before CreateLock returns, no way around them", () => 
       await deleteLock(lock.name);
     }
     alice = await w.login("alice");
+  });
+});
+
+describe("an admin who locks themselves out", () => {
+  it("is refused everywhere, DeleteLock included; removing the Lock's file lets them back in", async () => {
+    const own = await createLock({ user: "admin" }, { message: "oops" });
+    expect(await statusOf(deleteLock(own.name))).toMatchObject({
+      code: status.PERMISSION_DENIED,
+      details: "locked: oops",
+    });
+    // The recovery docs/locks.md gives for embedded mode: the Lock is a file in the resource folder.
+    const file = join(w.platform.data.paths.manifests, MANAGED_DIR, `lock-${own.name}.yaml`);
+    expect(await readFile(file, "utf8")).toContain("user: admin");
+    await rm(file);
+    await vi.waitFor(
+      async () => expect((await callUnary(w.client, "ListLocks", {}, w.admin())).locks).toBeDefined(),
+      10_000,
+    );
   });
 });
 
