@@ -569,12 +569,15 @@ export class AuthService {
 
   /** WatchTrust's recheck at every keepalive: what the interceptor asked when the stream opened. */
   async #mayStillWatch(caller: Caller): Promise<boolean> {
-    if (caller.kind === "user")
+    if (caller.kind === "user") {
+      // An SSO user's record may have left the cache since the stream opened.
+      await this.#loadSsoUser(caller.username);
       return (
         (await this.sessions.liveByHash(caller.sessionHash)) &&
         this.#lockedOut("WatchTrust", caller) === undefined &&
         (this.#activeChecker(caller.username)?.can("locks", "list") ?? false)
       );
+    }
     if (caller.kind === "agent" && !caller.agentId.includes(":") && this.#d.agentJoin)
       return (await this.#d.agentJoin.registration(caller.agentId)) !== undefined;
     return true;
