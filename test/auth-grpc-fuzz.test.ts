@@ -93,7 +93,11 @@ function callRaw(
     const call = m.requestStream
       ? client.makeBidiStreamRequest(m.path, pass, pass, md, { deadline })
       : client.makeServerStreamRequest(m.path, pass, pass, bytes, md, { deadline });
-    call.on("data", () => undefined);
+    // A stream that answers has handled the request: a watch (WatchTrust) never ends by itself.
+    call.on("data", () => {
+      resolve({ code: status.OK, details: "" });
+      call.cancel();
+    });
     call.on("error", () => undefined);
     call.on("status", (s: { code: number; details: string }) =>
       resolve({ code: s.code, details: s.details }),
