@@ -8,6 +8,7 @@ import type { Clock } from "../core/clock.ts";
 import { parseDuration } from "../core/duration.ts";
 import type { ResourceSource, ResourceWriter } from "../core/sources/source.ts";
 import { AgentlessProbe } from "./auth/agent-probe.ts";
+import { runtimeCaLifetime } from "./auth/ca-lifetimes.ts";
 import { CaRotation } from "./auth/ca-rotation.ts";
 import { AgentJoin } from "./auth/join-agent.ts";
 import { machineIdentityHandlers } from "./auth/machine-identity-deps.ts";
@@ -154,6 +155,9 @@ export async function startAuthRole(o: {
     hostCaKeys: () => o.cas.trustedHostCaKeys(),
   });
   probe.start();
+  o.cas.keySet.setRuntimeLifetime(
+    runtimeCaLifetime({ source: o.source, backend: o.backend, clock: o.clock }),
+  );
   caRotation.start();
   return {
     server,

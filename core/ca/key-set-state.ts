@@ -95,6 +95,23 @@ export class KeySet {
     return this.#lifetimes[type];
   }
 
+  #runtimeLifetime: ((type: CaType) => Promise<number>) | undefined;
+
+  /**
+   * Lifetimes only auth knows at run time (a role's max_session_ttl, the host certificates of
+   * agentless nodes, which cannot renew): at a switch the old key's certificates are waited out
+   * for the longer of this and the static table, so "every certificate it signed has expired"
+   * holds for them too.
+   */
+  setRuntimeLifetime(fn: (type: CaType) => Promise<number>): void {
+    this.#runtimeLifetime = fn;
+  }
+
+  async #lifetimeNow(type: CaType): Promise<number> {
+    const runtime = this.#runtimeLifetime ? await this.#runtimeLifetime(type) : 0;
+    return Math.max(this.#lifetimes[type], Number.isFinite(runtime) ? runtime : 0);
+  }
+
   state(type: CaType): CaRotationState {
     return this.#doc.authorities[type] ?? initialState(BASE_ENTRY[type]);
   }
@@ -218,7 +235,7 @@ export class KeySet {
         const next = transition(s, {
           to: d.to,
           now: this.#clock.now(),
-          lifetimeSeconds: this.#lifetimes[type],
+          lifetimeSeconds: await this.#lifetimeNow(type),
           ...(d.force ? { force: true } : {}),
           ...(nextEntry ? { nextEntry } : {}),
           ...(d.mode ? { mode: d.mode } : {}),
