@@ -118,6 +118,9 @@ export class NodeRenewal implements NodeRenewalHandler {
       );
       return res;
     } catch (err) {
+      // A renewal refused for coming too soon is not audited: a node could otherwise write audit
+      // events as fast as it calls (the refusal itself is what bounds it).
+      if (err instanceof LimitExceededError) throw err;
       const reason = err instanceof Error ? err.message : "renewal failed";
       await this.#audit(false, agentId, { reason }).catch((auditErr: unknown) =>
         this.#d.logger.error({ err: auditErr }, "node.renewed audit failed"),
