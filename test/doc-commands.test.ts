@@ -458,7 +458,7 @@ describe("every command in README.md and docs/*.md is run by a test", () => {
       expect(problems).toEqual([]);
       expect(helps.size).toBeGreaterThan(10);
     },
-    2 * STEP, // one --help per command, under the load of a full suite run
+    4 * STEP, // one --help per command, four at a time, under the load of a full suite run
   );
 
   it("every other command is listed with the test that runs it, and that test really does", async () => {
