@@ -17,6 +17,7 @@ import { AgentlessProbe } from "../server/auth/agent-probe.ts";
 import { callUnary, userMetadata } from "../server/auth/client.ts";
 import { type AgentAuthEnv, holdablePuts, silent, startAgentAuthEnv } from "./agent-fixture.ts";
 import { statusOf } from "./auth-fixture.ts";
+import { certSshArgs } from "./harness/ssh-login.ts";
 import { type RunningSshd, startSshd } from "./harness/sshd.ts";
 
 const run = promisify(execFile);
@@ -109,32 +110,7 @@ describe("agentless sshd node", () => {
     await writeFile(knownHosts, `@cert-authority legacy-db ${env.cas.sshHostCaPublicKey}\n`);
     const { stdout } = await run(
       "ssh",
-      [
-        "-F",
-        "/dev/null",
-        "-i",
-        keyPath,
-        "-o",
-        `CertificateFile=${keyPath}-cert.pub`,
-        "-o",
-        "IdentitiesOnly=yes",
-        "-o",
-        "IdentityAgent=none",
-        "-o",
-        `UserKnownHostsFile=${knownHosts}`,
-        "-o",
-        "GlobalKnownHostsFile=/dev/null",
-        "-o",
-        "StrictHostKeyChecking=yes",
-        "-o",
-        "BatchMode=yes",
-        "-o",
-        "HostKeyAlias=legacy-db",
-        "-p",
-        String(port),
-        "root@127.0.0.1",
-        "echo agentless-ok",
-      ],
+      [...certSshArgs({ key: keyPath, knownHosts, port, hostAlias: "legacy-db" }), "echo agentless-ok"],
       { timeout: 60_000 },
     );
     expect(stdout).toBe("agentless-ok\n");

@@ -22,6 +22,7 @@ import {
   startAgentAuthEnv,
   startAgentProcess,
 } from "./agent-fixture.ts";
+import { certSsh, type SshResult } from "./harness/ssh-login.ts";
 
 const run = promisify(execFile);
 let env: AgentAuthEnv;
@@ -58,46 +59,9 @@ async function userCertFiles(
   return { keyPath, certLine: r.ssh_certificate ?? "", privateOpenSsh: await readFile(keyPath, "utf8") };
 }
 
-async function ssh(keyPath: string, knownHosts: string, port: number, command: string) {
-  try {
-    const { stdout, stderr } = await run(
-      "ssh",
-      [
-        "-F",
-        "/dev/null",
-        "-i",
-        keyPath,
-        "-o",
-        `CertificateFile=${keyPath}-cert.pub`,
-        "-o",
-        "IdentitiesOnly=yes",
-        "-o",
-        "IdentityAgent=none",
-        "-o",
-        `UserKnownHostsFile=${knownHosts}`,
-        "-o",
-        "GlobalKnownHostsFile=/dev/null",
-        "-o",
-        "StrictHostKeyChecking=yes",
-        "-o",
-        "BatchMode=yes",
-        "-o",
-        "ConnectTimeout=30",
-        // Host certificates name the node ID and hostname, never an address.
-        "-o",
-        "HostKeyAlias=agent-one",
-        "-p",
-        String(port),
-        "root@127.0.0.1",
-        command,
-      ],
-      { timeout: 60_000 },
-    );
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === "number" ? e.code : -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
-  }
+function ssh(keyPath: string, knownHosts: string, port: number, command: string): Promise<SshResult> {
+  // Host certificates name the node ID and hostname, never an address.
+  return certSsh({ key: keyPath, knownHosts, port, hostAlias: "agent-one" }, command);
 }
 
 async function nodeStatus(id: string): Promise<string | undefined> {

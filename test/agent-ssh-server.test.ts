@@ -21,6 +21,7 @@ import {
   resolveLoginUser,
   type SessionInfo,
 } from "../server/agent/ssh-server.ts";
+import { certSsh, certSshArgs, type SshResult } from "./harness/ssh-login.ts";
 
 const run = promisify(execFile);
 
@@ -67,49 +68,16 @@ async function userCert(
 }
 
 function sshArgs(key: string, knownHosts: string, login: string, extra: string[] = []): string[] {
-  return [
-    "-F",
-    "/dev/null",
-    "-i",
-    key,
-    "-o",
-    `CertificateFile=${key}-cert.pub`,
-    "-o",
-    "IdentitiesOnly=yes",
-    "-o",
-    "IdentityAgent=none",
-    "-o",
-    `UserKnownHostsFile=${knownHosts}`,
-    "-o",
-    "GlobalKnownHostsFile=/dev/null",
-    "-o",
-    "StrictHostKeyChecking=yes",
-    "-o",
-    "BatchMode=yes",
-    "-o",
-    "ConnectTimeout=30",
-    "-p",
-    String(port),
-    ...extra,
-    `${login}@127.0.0.1`,
-  ];
+  return certSshArgs({ key, knownHosts, port, user: login, extra });
 }
 
-async function ssh(
+function ssh(
   key: string,
   login: string,
   command: string,
   knownHosts = join(dir, "known_hosts"),
-): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    const { stdout, stderr } = await run("ssh", [...sshArgs(key, knownHosts, login), command], {
-      timeout: 60_000,
-    });
-    return { code: 0, stdout, stderr };
-  } catch (err) {
-    const e = err as { code?: number; stdout?: string; stderr?: string };
-    return { code: typeof e.code === "number" ? e.code : -1, stdout: e.stdout ?? "", stderr: e.stderr ?? "" };
-  }
+): Promise<SshResult> {
+  return certSsh({ key, knownHosts, port, user: login }, command);
 }
 
 // Test logins: root comes from the real passwd; "svc-test-nobody" is nobody's uid/gid with a

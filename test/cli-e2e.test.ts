@@ -12,6 +12,7 @@ import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { launchChromium } from "./harness/chromium.ts";
 import { freePort } from "./harness/ports.ts";
+import { certSshArgs, svcCertFiles } from "./harness/ssh-login.ts";
 import { SoftAuthenticator } from "./proxy-soft-authenticator.ts";
 
 const execFileP = promisify(execFile);
@@ -445,25 +446,7 @@ describe("svc and svcctl against a real embedded platform", () => {
         execFileP(
           "ssh",
           [
-            "-i",
-            f.private_key,
-            "-o",
-            `CertificateFile=${f.certificate}`,
-            "-o",
-            `UserKnownHostsFile=${f.known_hosts}`,
-            "-o",
-            "GlobalKnownHostsFile=/dev/null",
-            "-o",
-            "StrictHostKeyChecking=yes",
-            "-o",
-            `HostKeyAlias=${alias}`,
-            "-o",
-            "BatchMode=yes",
-            "-o",
-            "IdentitiesOnly=yes",
-            "-p",
-            String(ports.node),
-            "root@127.0.0.1",
+            ...certSshArgs({ ...svcCertFiles(f), port: ports.node, hostAlias: alias }),
             "echo openssh-$((40+2))",
           ],
           { timeout: 60_000 },

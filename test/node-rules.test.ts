@@ -14,6 +14,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
+import { certSsh, type SshResult } from "./harness/ssh-login.ts";
 import { type RunningSshd, startSshd } from "./harness/sshd.ts";
 import { openTerminal } from "./terminal-client.ts";
 
@@ -169,47 +170,14 @@ describe("role node rules are enforced by the node on every path", () => {
     files: { key: string; cert: string; knownHosts: string },
     node: NodeName,
     login: Login,
-  ): Promise<{ code: number; stdout: string; stderr: string }> {
-    try {
-      const { stdout, stderr } = await execFileP(
-        "ssh",
-        [
-          "-F",
-          "/dev/null",
-          "-i",
-          files.key,
-          "-o",
-          `CertificateFile=${files.cert}`,
-          "-o",
-          `UserKnownHostsFile=${files.knownHosts}`,
-          "-o",
-          "GlobalKnownHostsFile=/dev/null",
-          "-o",
-          "StrictHostKeyChecking=yes",
-          "-o",
-          `HostKeyAlias=${node}`,
-          "-o",
-          "BatchMode=yes",
-          "-o",
-          "IdentitiesOnly=yes",
-          "-o",
-          "IdentityAgent=none",
-          "-p",
-          String(nodePorts.get(node)),
-          `${login}@127.0.0.1`,
-          "echo in-as-$(id -un)",
-        ],
-        { timeout: 60_000 },
-      );
-      return { code: 0, stdout, stderr };
-    } catch (err) {
-      const e = err as { code?: number; stdout?: string; stderr?: string };
-      return {
-        code: typeof e.code === "number" ? e.code : -1,
-        stdout: e.stdout ?? "",
-        stderr: e.stderr ?? "",
-      };
-    }
+  ): Promise<SshResult> {
+    const port = nodePorts.get(node);
+    if (port === undefined) throw new Error(`no port for ${node}`);
+    const { key, cert: certificate, knownHosts } = files;
+    return certSsh(
+      { key, certificate, knownHosts, port, hostAlias: node, user: login },
+      "echo in-as-$(id -un)",
+    );
   }
 
   /**
