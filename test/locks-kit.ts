@@ -3,21 +3,20 @@
 // processes with diagnostics listeners, the certificates `svc certs` writes for both users, plain
 // OpenSSH sessions, and CreateLock/DeleteLock as an admin calls them.
 import { type ChildProcess, spawn } from "node:child_process";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LockTarget } from "../proto/generated/svc/v1/LockTarget.ts";
-import { type AuthServiceClient, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
-import { bin, type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
+import { type AuthServiceClient, callUnary, userMetadata } from "../server/auth/client.ts";
+import { bin, type Daemon, json, type RunResult, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
 import { certSshArgs, runSsh, svcCertFiles } from "./harness/ssh-login.ts";
+import { type RotationPlatform, startRotationPlatform } from "./rotation-fixture.ts";
 import { mustOpen, type TerminalConnection } from "./terminal-client.ts";
 
 /** The proxy's public name in `svcd start`'s default config (its certificate names it). */
 export const PUBLIC_NAME = "localhost";
-const ADMIN_PASSWORD = "admin-password-for-tests";
-const ALICE_PASSWORD = "alice-password-for-tests";
 
 export interface Certs {
   private_key: string;
@@ -109,94 +108,32 @@ async function liveSession(child: ChildProcess): Promise<LiveSsh> {
 
 export async function startLocksWorld(o: { nodes: number }): Promise<LocksWorld> {
   const dir = await mkdtemp(join(tmpdir(), "svc-locks-"));
-  const dataDir = join(dir, "data");
-  const caFile = join(dataDir, "host-ca.pem");
-  const ports = { auth: await freePort(), proxy: await freePort(), diag: await freePort() };
-  const adminEnv = { SVC_HOME: join(dir, "admin-home"), SVC_DATA_DIR: dataDir };
-  const aliceEnv = { SVC_HOME: join(dir, "alice-home") };
-  await writeFile(join(dir, "admin-pw"), `${ADMIN_PASSWORD}\n`);
-  await writeFile(join(dir, "alice-pw"), `${ALICE_PASSWORD}\n`);
-  const svc = (args: string[], env: NodeJS.ProcessEnv) => run("svc", args, { env });
-  const svcctl = (args: string[]) =>
-    run("svcctl", ["--auth", `127.0.0.1:${ports.auth}`, ...args], { env: adminEnv });
   const checked = async (r: Promise<RunResult>): Promise<RunResult> => {
     const done = await r;
     if (done.code !== 0) throw new Error(`exit ${done.code}: ${done.stderr}`);
     return done;
   };
 
-  let platform: Daemon | undefined;
+  let p: RotationPlatform | undefined;
   const nodes: LockNode[] = [];
-  let client: AuthServiceClient | undefined;
-  const startPlatform = async (): Promise<void> => {
-    const d = spawnDaemon(
-      [
-        "start",
-        "--auth-listen",
-        `127.0.0.1:${ports.auth}`,
-        "--proxy-listen",
-        `127.0.0.1:${ports.proxy}`,
-        "--diag-listen",
-        `127.0.0.1:${ports.diag}`,
-      ],
-      { SVC_DATA_DIR: dataDir, SVC_ADMIN_PASSWORD_FILE: join(dir, "admin-pw") },
-    );
-    platform = d;
-    await waitFor(() => d.output().includes("svc is running") || d.child.exitCode !== null, "svcd start");
-    if (d.child.exitCode !== null) throw new Error(`svcd start exited: ${d.output()}`);
-  };
   const close = async (): Promise<void> => {
     for (const n of nodes) await n.daemon.stop();
-    await platform?.stop();
-    client?.close();
+    await p?.stop();
     await rm(dir, { recursive: true, force: true });
   };
 
   try {
-    await startPlatform();
-    const hostCaPem = await readFile(caFile, "utf8");
-    const proxy = `127.0.0.1:${ports.proxy}`;
-    await checked(
-      svc(
-        [
-          "login",
-          "--proxy",
-          proxy,
-          "--ca",
-          caFile,
-          "--user",
-          "admin",
-          "--password-file",
-          join(dir, "admin-pw"),
-        ],
-        adminEnv,
-      ),
-    );
-    const add = await checked(
-      svcctl(["users", "add", "alice", "--roles", "access", "--logins", "alice,root", "--json"]),
-    );
-    const reset = json<{ reset_token: string }>(add).reset_token;
-    await checked(
-      svc(
-        [
-          "login",
-          "--proxy",
-          proxy,
-          "--ca",
-          caFile,
-          "--reset-token",
-          reset,
-          "--password-file",
-          join(dir, "alice-pw"),
-        ],
-        aliceEnv,
-      ),
-    );
-    const c = createAuthClient({ address: `127.0.0.1:${ports.auth}`, caPems: [hostCaPem] });
-    client = c;
+    const platform = await startRotationPlatform(dir);
+    p = platform;
+    const { ports, adminEnv, svc, svcctl, admin: c } = platform;
+    const aliceEnv = await platform.addUser("alice", ["alice", "root"]);
+    const hostCaPem = await readFile(platform.caFile, "utf8");
+    // The platform's passwords (rotation-fixture): `<user>-password-for-tests`.
     const session = async (user: "admin" | "alice"): Promise<string> => {
-      const password = user === "admin" ? ADMIN_PASSWORD : ALICE_PASSWORD;
-      const r = await callUnary(c, "AuthenticateLocal", { username: user, password });
+      const r = await callUnary(c, "AuthenticateLocal", {
+        username: user,
+        password: `${user}-password-for-tests`,
+      });
       return r.session?.session_id ?? "";
     };
 
@@ -316,11 +253,8 @@ export async function startLocksWorld(o: { nodes: number }): Promise<LocksWorld>
           req.on("error", reject);
           req.end();
         }),
-      async stopPlatform() {
-        await platform?.stop();
-        platform = undefined;
-      },
-      startPlatform,
+      stopPlatform: () => platform.stopDaemon(),
+      startPlatform: () => platform.startDaemon(),
       close,
     };
     return world;

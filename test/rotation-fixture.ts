@@ -1,5 +1,5 @@
-// An embedded platform (`svcd start` as a process) with a logged-in admin, for the CA rotation
-// end-to-end test and the rotation bench: the admin's gRPC client to auth (verified with the
+// An embedded platform (`svcd start` as a process) with a logged-in admin, for the CA rotation,
+// KRL and lock end-to-end tests and their benches: the admin's gRPC client to auth (verified with the
 // host CA, the admin's own session as bearer), phase changes as `svcctl ca rotate` makes them, and
 // one-time node tokens.
 import { mkdir, readFile, writeFile } from "node:fs/promises";
@@ -22,6 +22,7 @@ export interface RotationPlatform {
   proxy: string;
   /** the data folder's host-ca.pem (what `svc login --ca` takes) */
   caFile: string;
+  /** the admin's `svc` profile (password `admin-password-for-tests`) */
   adminEnv: NodeJS.ProcessEnv;
   admin: AuthServiceClient;
   adminSession: string;
@@ -33,8 +34,12 @@ export interface RotationPlatform {
   publicKeys(): Promise<ResponseOf<"GetPublicKeys">>;
   /** a one-time node join token */
   nodeToken(name: string): Promise<string>;
-  /** a user with a password, logged in with `svc login` under its own SVC_HOME */
+  /** a user (role access) whose password is `<name>-password-for-tests`, logged in with `svc login` under its own SVC_HOME */
   addUser(name: string, logins: string[]): Promise<NodeJS.ProcessEnv>;
+  /** stops `svcd start` alone (clients and the data folder stay) */
+  stopDaemon(): Promise<void>;
+  /** starts it again after stopDaemon, on the same ports and data */
+  startDaemon(): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -49,49 +54,54 @@ export async function startRotationPlatform(dir: string): Promise<RotationPlatfo
   const proxy = `127.0.0.1:${ports.proxy}`;
   const caFile = join(dataDir, "host-ca.pem");
   const adminEnv = { SVC_HOME: join(dir, "admin-home"), SVC_DATA_DIR: dataDir };
-  const platform: Daemon = spawnDaemon(
-    [
-      "start",
-      "--auth-listen",
-      `127.0.0.1:${ports.auth}`,
-      "--proxy-listen",
-      proxy,
-      "--diag-listen",
-      `127.0.0.1:${ports.diag}`,
-    ],
-    { SVC_DATA_DIR: dataDir, SVC_ADMIN_PASSWORD_FILE: "" },
-  );
+  /** `svcd start` on the same ports and data folder each time, up and serving. */
+  const launch = async (): Promise<Daemon> => {
+    const d = spawnDaemon(
+      [
+        "start",
+        "--auth-listen",
+        `127.0.0.1:${ports.auth}`,
+        "--proxy-listen",
+        proxy,
+        "--diag-listen",
+        `127.0.0.1:${ports.diag}`,
+      ],
+      { SVC_DATA_DIR: dataDir, SVC_ADMIN_PASSWORD_FILE: "" },
+    );
+    try {
+      await waitFor(() => d.output().includes("svc is running") || d.child.exitCode !== null, "svcd start");
+      if (d.child.exitCode !== null) throw new Error(`svcd start exited: ${d.output()}`);
+      return d;
+    } catch (err) {
+      await d.stop();
+      throw err;
+    }
+  };
+  let platform: Daemon = await launch();
   let admin: AuthServiceClient | undefined;
   try {
-    await waitFor(
-      () => platform.output().includes("svc is running") || platform.child.exitCode !== null,
-      "svcd start",
-    );
-    if (platform.child.exitCode !== null) throw new Error(`svcd start exited: ${platform.output()}`);
     const svc = (args: string[], env: NodeJS.ProcessEnv) => run("svc", args, { env });
     const svcctl = (args: string[]) =>
       run("svcctl", ["--auth", `127.0.0.1:${ports.auth}`, ...args], { env: adminEnv });
     const reset = /--reset-token (\S+)/.exec(platform.output())?.[1] ?? "";
     await mkdir(dir, { recursive: true });
-    const passwordFile = (user: string) => join(dir, `${user}-pw`);
-    await writeFile(passwordFile("admin"), "admin-password-for-tests\n");
-    must(
-      await svc(
-        [
-          "login",
-          "--proxy",
-          proxy,
-          "--ca",
-          caFile,
-          "--reset-token",
-          reset,
-          "--password-file",
-          passwordFile("admin"),
-        ],
-        adminEnv,
-      ),
-      "admin login",
-    );
+    /** `svc login` with a reset token, setting the password `<user>-password-for-tests` */
+    const firstLogin = async (user: string, resetToken: string, env: NodeJS.ProcessEnv): Promise<void> => {
+      const passwordFile = join(dir, `${user}-pw`);
+      await writeFile(passwordFile, `${user}-password-for-tests\n`);
+      const args = [
+        "--proxy",
+        proxy,
+        "--ca",
+        caFile,
+        "--reset-token",
+        resetToken,
+        "--password-file",
+        passwordFile,
+      ];
+      must(await svc(["login", ...args], env), `${user} login`);
+    };
+    await firstLogin("admin", reset, adminEnv);
     const adminSession = String(
       JSON.parse(await readFile(join(dir, "admin-home", "profile.json"), "utf8")).session_id,
     );
@@ -129,25 +139,12 @@ export async function startRotationPlatform(dir: string): Promise<RotationPlatfo
           `users add ${name}`,
         );
         const env = { SVC_HOME: join(dir, `${name}-home`) };
-        await writeFile(passwordFile(name), `${name}-password-for-tests\n`);
-        must(
-          await svc(
-            [
-              "login",
-              "--proxy",
-              proxy,
-              "--ca",
-              caFile,
-              "--reset-token",
-              (JSON.parse(add.stdout) as { reset_token: string }).reset_token,
-              "--password-file",
-              passwordFile(name),
-            ],
-            env,
-          ),
-          `${name} login`,
-        );
+        await firstLogin(name, (JSON.parse(add.stdout) as { reset_token: string }).reset_token, env);
         return env;
+      },
+      stopDaemon: () => platform.stop(),
+      async startDaemon() {
+        platform = await launch();
       },
       async stop() {
         client.close();
