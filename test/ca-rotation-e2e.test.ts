@@ -12,7 +12,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
+import { type Daemon, json, type RunResult, run, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
 import { type CertLogin, certLogin, certSshArgs, type LoginOutcome } from "./harness/ssh-login.ts";
 import { type RunningSshd, startSshd } from "./harness/sshd.ts";
@@ -219,26 +219,13 @@ describe("CA rotation with real OpenSSH on both sides and open sessions", () => 
     agentNode.port = await freePort();
     sshdNode.port = await freePort();
     aliceEnv = await p.addUser("alice", ["alice", "root"]);
-    agent = spawnDaemon(
-      [
-        "agent",
-        "--auth",
-        `127.0.0.1:${p.ports.auth}`,
-        "--ca-file",
-        p.caFile,
-        "--token",
-        await p.nodeToken("agent-1"),
-        "--data-dir",
-        join(dir, "agent"),
-        "--listen",
-        `127.0.0.1:${agentNode.port}`,
-        "--advertise-address",
-        `127.0.0.1:${agentNode.port}`,
-        "--hostname",
-        agentNode.name,
-      ],
-      {},
-    );
+    const agentAddress = `127.0.0.1:${agentNode.port}`;
+    agent = await p.spawnAgent(agentNode.name, join(dir, "agent"), [
+      "--listen",
+      agentAddress,
+      "--advertise-address",
+      agentAddress,
+    ]);
     await waitFor(() => {
       if (agent?.child.exitCode !== null) throw new Error(`agent exited: ${agent?.output()}`);
       return /serving SSH/.test(agent.output());

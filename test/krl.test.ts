@@ -22,7 +22,7 @@ import { KrlFile } from "../server/agent/krl-file.ts";
 import { CertJournal } from "../server/auth/cert-journal.ts";
 import { callUnary, userMetadata } from "../server/auth/client.ts";
 import { exportKrl as exportKrlRpc, revokedKeyIds } from "../server/auth/krl.ts";
-import { bin, type Daemon, json, type RunResult, run, spawnDaemon, waitFor } from "./cli-fixture.ts";
+import { bin, type Daemon, json, type RunResult, run, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
 import { certLogin, type LoginOutcome, svcCertFiles } from "./harness/ssh-login.ts";
 import { type RunningSshd, startSshd } from "./harness/sshd.ts";
@@ -153,26 +153,12 @@ describe("KRL: locks reach an agentless sshd through RevokedKeys", () => {
     });
 
     // The agent way: an agent beside the second sshd keeps its KRL file.
-    agent = spawnDaemon(
-      [
-        "agent",
-        "--auth",
-        `127.0.0.1:${p.ports.auth}`,
-        "--ca-file",
-        p.caFile,
-        "--token",
-        await p.nodeToken("agent-token"),
-        "--data-dir",
-        join(dir, "agent"),
-        "--listen",
-        `127.0.0.1:${ports.agent}`,
-        "--hostname",
-        "krl-agent",
-        "--krl-file",
-        agentKrl,
-      ],
-      {},
-    );
+    agent = await p.spawnAgent("krl-agent", join(dir, "agent"), [
+      "--listen",
+      `127.0.0.1:${ports.agent}`,
+      "--krl-file",
+      agentKrl,
+    ]);
     await waitFor(async () => {
       if (agent?.child.exitCode !== null) throw new Error(`agent exited: ${agent?.output()}`);
       return stat(agentKrl).then(

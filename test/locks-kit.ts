@@ -9,7 +9,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { LockTarget } from "../proto/generated/svc/v1/LockTarget.ts";
 import { type AuthServiceClient, callUnary, userMetadata } from "../server/auth/client.ts";
-import { bin, type Daemon, json, type RunResult, spawnDaemon, waitFor } from "./cli-fixture.ts";
+import { bin, type Daemon, json, type RunResult, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
 import { certSshArgs, runSsh, svcCertFiles } from "./harness/ssh-login.ts";
 import { type RotationPlatform, startRotationPlatform } from "./rotation-fixture.ts";
@@ -125,7 +125,7 @@ export async function startLocksWorld(o: { nodes: number }): Promise<LocksWorld>
   try {
     const platform = await startRotationPlatform(dir);
     p = platform;
-    const { ports, adminEnv, svc, svcctl, admin: c } = platform;
+    const { ports, adminEnv, svc, admin: c } = platform;
     const aliceEnv = await platform.addUser("alice", ["alice", "root"]);
     const hostCaPem = await readFile(platform.caFile, "utf8");
     // The platform's passwords (rotation-fixture): `<user>-password-for-tests`.
@@ -139,31 +139,14 @@ export async function startLocksWorld(o: { nodes: number }): Promise<LocksWorld>
 
     for (let i = 0; i < o.nodes; i++) {
       const name = `node${i + 1}`;
-      const t = json<{ token: string; ca_pin: string }>(
-        await checked(svcctl(["tokens", "add", "--name", `lk${i}`, "--ttl", "30m", "--json"])),
-      );
       const port = await freePort();
       const diagPort = await freePort();
-      const daemon = spawnDaemon(
-        [
-          "agent",
-          "--auth",
-          `127.0.0.1:${ports.auth}`,
-          "--ca-pin",
-          t.ca_pin,
-          "--token",
-          t.token,
-          "--data-dir",
-          join(dir, name),
-          "--listen",
-          `127.0.0.1:${port}`,
-          "--diag-listen",
-          `127.0.0.1:${diagPort}`,
-          "--hostname",
-          name,
-        ],
-        {},
-      );
+      const daemon = await platform.spawnAgent(name, join(dir, name), [
+        "--listen",
+        `127.0.0.1:${port}`,
+        "--diag-listen",
+        `127.0.0.1:${diagPort}`,
+      ]);
       nodes.push({ name, id: "", port, diagPort, daemon });
       await waitFor(() => {
         if (daemon.child.exitCode !== null) throw new Error(`agent exited: ${daemon.output()}`);

@@ -36,6 +36,11 @@ export interface RotationPlatform {
   nodeToken(name: string): Promise<string>;
   /** a user (role access) whose password is `<name>-password-for-tests`, logged in with `svc login` under its own SVC_HOME */
   addUser(name: string, logins: string[]): Promise<NodeJS.ProcessEnv>;
+  /**
+   * `svcd agent` joined with a fresh one-time token (named after the host) and the data folder's
+   * host CA; `args` adds the rest (--listen, ...). Not waited for: each caller waits for what it needs.
+   */
+  spawnAgent(hostname: string, dataDir: string, args: string[]): Promise<Daemon>;
   /** stops `svcd start` alone (clients and the data folder stay) */
   stopDaemon(): Promise<void>;
   /** starts it again after stopDaemon, on the same ports and data */
@@ -111,6 +116,8 @@ export async function startRotationPlatform(dir: string): Promise<RotationPlatfo
     });
     admin = client;
     const md = () => userMetadata(adminSession);
+    const nodeToken = async (name: string): Promise<string> =>
+      (await callUnary(client, "CreateJoinToken", { name, ttl_seconds: 1800, node_labels: {} }, md())).token;
     return {
       dir,
       dataDir,
@@ -130,9 +137,7 @@ export async function startRotationPlatform(dir: string): Promise<RotationPlatfo
           md(),
         ),
       publicKeys: () => callUnary(client, "GetPublicKeys", {}),
-      nodeToken: async (name) =>
-        (await callUnary(client, "CreateJoinToken", { name, ttl_seconds: 1800, node_labels: {} }, md()))
-          .token,
+      nodeToken,
       addUser: async (name, logins) => {
         const add = must(
           await svcctl(["users", "add", name, "--roles", "access", "--logins", logins.join(","), "--json"]),
@@ -141,6 +146,11 @@ export async function startRotationPlatform(dir: string): Promise<RotationPlatfo
         const env = { SVC_HOME: join(dir, `${name}-home`) };
         await firstLogin(name, (JSON.parse(add.stdout) as { reset_token: string }).reset_token, env);
         return env;
+      },
+      async spawnAgent(hostname, agentDataDir, args) {
+        const token = await nodeToken(hostname);
+        const base = ["agent", "--auth", `127.0.0.1:${ports.auth}`, "--ca-file", caFile, "--token", token];
+        return spawnDaemon([...base, "--data-dir", agentDataDir, "--hostname", hostname, ...args], {});
       },
       stopDaemon: () => platform.stop(),
       async startDaemon() {
