@@ -17,7 +17,7 @@ import { AgentlessProbe } from "../server/auth/agent-probe.ts";
 import { callUnary, userMetadata } from "../server/auth/client.ts";
 import { type AgentAuthEnv, holdablePuts, silent, startAgentAuthEnv } from "./agent-fixture.ts";
 import { statusOf } from "./auth-fixture.ts";
-import { certSshArgs } from "./harness/ssh-login.ts";
+import { certSshArgs, keyWithCertificate } from "./harness/ssh-login.ts";
 import { type RunningSshd, startSshd } from "./harness/sshd.ts";
 
 const run = promisify(execFile);
@@ -98,14 +98,11 @@ describe("agentless sshd node", () => {
     expect(node?.labels).toEqual({ os: "debian", env: "legacy" });
 
     const keyPath = join(dir, "alice");
-    await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-f", keyPath]);
-    const cert = await callUnary(
-      env.client,
-      "IssueUserCerts",
-      { ssh_public_key: await readFile(`${keyPath}.pub`, "utf8"), ttl_seconds: 600 },
-      userMetadata(admin),
-    );
-    await writeFile(`${keyPath}-cert.pub`, `${cert.ssh_certificate}\n`);
+    await keyWithCertificate(keyPath, async (pub) => {
+      const md = userMetadata(admin);
+      return (await callUnary(env.client, "IssueUserCerts", { ssh_public_key: pub, ttl_seconds: 600 }, md))
+        .ssh_certificate;
+    });
     const knownHosts = join(dir, "known_hosts");
     await writeFile(knownHosts, `@cert-authority legacy-db ${env.cas.sshHostCaPublicKey}\n`);
     const { stdout } = await run(

@@ -4,11 +4,9 @@
 // (asciicast v2 with output and resize) that is listed and played back with session.start /
 // session.end audit events naming it, shows online while heartbeating and offline once stopped,
 // and comes back with the same identity on restart without a token.
-import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { systemClock } from "../core/clock.ts";
@@ -22,9 +20,8 @@ import {
   startAgentAuthEnv,
   startAgentProcess,
 } from "./agent-fixture.ts";
-import { certSsh, type SshResult } from "./harness/ssh-login.ts";
+import { certSsh, keyWithCertificate, type SshResult } from "./harness/ssh-login.ts";
 
-const run = promisify(execFile);
 let env: AgentAuthEnv;
 let dir = "";
 let dataDir = "";
@@ -47,16 +44,12 @@ async function userCertFiles(
   name: string,
 ): Promise<{ keyPath: string; certLine: string; privateOpenSsh: string }> {
   const keyPath = join(dir, name);
-  await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", name, "-f", keyPath]);
-  const pub = await readFile(`${keyPath}.pub`, "utf8");
-  const r = await callUnary(
-    env.client,
-    "IssueUserCerts",
-    { ssh_public_key: pub, ttl_seconds: 600 },
-    userMetadata(adminSession),
-  );
-  await writeFile(`${keyPath}-cert.pub`, `${r.ssh_certificate}\n`);
-  return { keyPath, certLine: r.ssh_certificate ?? "", privateOpenSsh: await readFile(keyPath, "utf8") };
+  const certLine = await keyWithCertificate(keyPath, async (pub) => {
+    const md = userMetadata(adminSession);
+    return (await callUnary(env.client, "IssueUserCerts", { ssh_public_key: pub, ttl_seconds: 600 }, md))
+      .ssh_certificate;
+  });
+  return { keyPath, certLine, privateOpenSsh: await readFile(keyPath, "utf8") };
 }
 
 function ssh(keyPath: string, knownHosts: string, port: number, command: string): Promise<SshResult> {

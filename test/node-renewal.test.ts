@@ -26,7 +26,7 @@ import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../ser
 import { AGENT_PREFIX } from "../server/auth/join-agent.ts";
 import { type AgentAuthEnv, silent, startAgentAuthEnv } from "./agent-fixture.ts";
 import { statusOf } from "./auth-fixture.ts";
-import { type CertLogin, certSshArgs } from "./harness/ssh-login.ts";
+import { type CertLogin, certSshArgs, keyWithCertificate } from "./harness/ssh-login.ts";
 
 const run = promisify(execFile);
 const TTL_SECONDS = 90;
@@ -60,15 +60,11 @@ async function scanHostCert(port: number): Promise<ReturnType<typeof parseSshCer
 
 async function userCert(name: string): Promise<string> {
   const keyPath = join(dir, name);
-  await run("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", name, "-f", keyPath]);
-  const pub = await readFile(`${keyPath}.pub`, "utf8");
-  const r = await callUnary(
-    env.client,
-    "IssueUserCerts",
-    { ssh_public_key: pub, ttl_seconds: 600 },
-    userMetadata(admin),
-  );
-  await writeFile(`${keyPath}-cert.pub`, `${r.ssh_certificate}\n`);
+  await keyWithCertificate(keyPath, async (pub) => {
+    const md = userMetadata(admin);
+    return (await callUnary(env.client, "IssueUserCerts", { ssh_public_key: pub, ttl_seconds: 600 }, md))
+      .ssh_certificate;
+  });
   return keyPath;
 }
 

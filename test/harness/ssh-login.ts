@@ -3,6 +3,11 @@
 // the host trusted only through the given known_hosts with StrictHostKeyChecking=yes. Shared so
 // each test says what it logs in with, not the same dozen options again.
 import { execFile } from "node:child_process";
+import { readFile, writeFile } from "node:fs/promises";
+import { basename } from "node:path";
+import { promisify } from "node:util";
+
+const execFileP = promisify(execFile);
 
 export interface CertLogin {
   /** the private key file */
@@ -88,4 +93,18 @@ export function svcCertFiles(
   knownHosts = f.known_hosts,
 ): Pick<CertLogin, "key" | "certificate" | "knownHosts"> {
   return { key: f.private_key, certificate: f.certificate, knownHosts };
+}
+
+/**
+ * A fresh ed25519 key at `keyPath` (ssh-keygen, as a user makes one) and beside it
+ * `<keyPath>-cert.pub`, the certificate `issue` returns for its public key line; returns that line.
+ */
+export async function keyWithCertificate(
+  keyPath: string,
+  issue: (publicKeyLine: string) => Promise<string>,
+): Promise<string> {
+  await execFileP("ssh-keygen", ["-q", "-t", "ed25519", "-N", "", "-C", basename(keyPath), "-f", keyPath]);
+  const certLine = await issue(await readFile(`${keyPath}.pub`, "utf8"));
+  await writeFile(`${keyPath}-cert.pub`, `${certLine}\n`);
+  return certLine;
 }
