@@ -56,6 +56,7 @@ describe("Kubernetes source staleness and bookmarks (real kube-apiserver)", () =
       "AgentIdentity",
       "Connector",
       "JoinToken",
+      "Lock",
       "Role",
       "User",
     ]);
