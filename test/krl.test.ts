@@ -5,7 +5,7 @@
 // krl` writes it (what a cron job runs), once as `svcd agent --krl-file` keeps it fresh by itself
 // (a second sshd reads that file). The locked user is refused ("revoked" in sshd's log), the other
 // still logs in, and removing the lock lets the first back in.
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -49,6 +49,7 @@ describe("KRL: locks reach an agentless sshd through RevokedKeys", () => {
   const ports = { cron: 0, agent: 0, agentSsh: 0 };
   let bob: CertFiles;
   let carol: CertFiles;
+  let carolEnv: NodeJS.ProcessEnv = {};
   let cronKrl = "";
   let agentKrl = "";
 
@@ -137,7 +138,7 @@ describe("KRL: locks reach an agentless sshd through RevokedKeys", () => {
     const hostKey = { privatePath: hostKeyPath, publicLine: await readFile(`${hostKeyPath}.pub`, "utf8") };
     // After the registration: certificates name <login>@<node id> for the agentless nodes they see.
     const bobEnv = await p.addUser("bob", ["root"]);
-    const carolEnv = await p.addUser("carol", ["root"]);
+    carolEnv = await p.addUser("carol", ["root"]);
     const certs = async (env: NodeJS.ProcessEnv, folder: string) =>
       json<CertFiles>(
         await ok(platform().svc(["certs", "--out", join(dir, folder), "--ttl", "2h", "--json"], env)),
@@ -239,6 +240,45 @@ describe("KRL: locks reach an agentless sshd through RevokedKeys", () => {
     await expectLogin(bob, ports.cron);
     await eventually(bob, ports.agentSsh, true, "the agent's sshd admits bob again");
     await expectLogin(carol, ports.agentSsh);
+  });
+
+  it("svc ssh through the proxy to the sshd (which knows no locks) ends when the user is locked: the proxy closes the stream, svc says why and exits 1", async () => {
+    const child = spawn(bin("svc"), ["ssh", "root@legacy", 'while read l; do echo "got:$l"; done'], {
+      env: { ...process.env, ...carolEnv },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d: Buffer) => {
+      out += d.toString();
+    });
+    child.stderr.on("data", (d: Buffer) => {
+      err += d.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+    const watchdog = setTimeout(() => child.kill("SIGKILL"), 120_000);
+    try {
+      child.stdin.write("hello\n");
+      await waitFor(() => {
+        if (child.exitCode !== null) throw new Error(`svc ssh ended early: ${err}`);
+        return out.includes("got:hello");
+      }, "the session through the proxy answers");
+      await ok(
+        run(
+          "svcctl",
+          ["lock", "add", "--user", "carol", "--name", "carol-stream", "--message", "stream cut"],
+          {
+            env: platform().adminEnv,
+          },
+        ),
+      );
+      expect(await exited).toBe(1);
+      expect(err).toContain("stream cut");
+    } finally {
+      clearTimeout(watchdog);
+      child.kill("SIGKILL");
+      await ok(run("svcctl", ["lock", "rm", "carol-stream"], { env: platform().adminEnv }));
+    }
   });
 
   it("ExportKrl serves admins, nodes and proxies only: a user without locks/list is refused", async () => {
