@@ -21,7 +21,7 @@ import type { LockRecord } from "../core/locks/lock.ts";
 import { KrlFile } from "../server/agent/krl-file.ts";
 import { CertJournal } from "../server/auth/cert-journal.ts";
 import { callUnary, userMetadata } from "../server/auth/client.ts";
-import { exportKrl as exportKrlRpc, revokedKeyIds } from "../server/auth/krl.ts";
+import { exportKrl as exportKrlRpc, KrlCache, revokedKeyIds } from "../server/auth/krl.ts";
 import { bin, type Daemon, json, type RunResult, run, waitFor } from "./cli-fixture.ts";
 import { freePort } from "./harness/ports.ts";
 import { certLogin, type LoginOutcome, svcCertFiles } from "./harness/ssh-login.ts";
@@ -337,6 +337,40 @@ describe("issued-certificate journal and ExportKrl (in process)", () => {
   afterAll(async () => {
     await backend.close();
     if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("ExportKrl with a cache: one journal scan for many callers while the locks stay; a lock change or age rebuilds it", async () => {
+    const cache = new KrlCache(30_000);
+    let scans = 0;
+    let locks = [lock("k1", { user: "kim" })];
+    const deps = {
+      journal: {
+        list: async () => {
+          scans++;
+          return journal.list();
+        },
+      },
+      cache,
+      locks: () => locks,
+      publicKeys: () => ({ user_ca_ssh_public_keys: [caOld.publicLine] }),
+      clock,
+      isNode: async () => true,
+    };
+    const node = { kind: "agent" as const, agentId: "node-1" };
+    await record(caOld, "user", "kim", "user=kim session=k", ["dev"], HOUR);
+    const first = await Promise.all(Array.from({ length: 20 }, () => exportKrlRpc(node, deps)));
+    expect(scans).toBe(1);
+    expect(new Set(first.map((r) => r.digest)).size).toBe(1);
+    // Another lock: a new KRL at once, with the new key id in it.
+    await record(caOld, "user", "lee", "user=lee session=l", ["dev"], HOUR);
+    locks = [...locks, lock("k2", { user: "lee" })];
+    const second = await exportKrlRpc(node, deps);
+    expect(scans).toBe(2);
+    expect(second.digest).not.toBe(first[0]?.digest);
+    // Same locks, but old: built again (a certificate journaled late is not missed for long).
+    clock.advance(31_000);
+    await exportKrlRpc(node, deps);
+    expect(scans).toBe(3);
   });
 
   it("KrlFile writes only on a new digest, keeps the last file when auth fails, and fetches again after a snapshot", async () => {

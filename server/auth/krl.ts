@@ -14,8 +14,36 @@ import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
 import type { Caller } from "./caller.ts";
 import { type CertJournal, type JournalEntry, journalSubject } from "./cert-journal.ts";
 
+/**
+ * The last KRL, reused while the locks and CA keys are the same and it is young. Every node with a
+ * KRL file asks right after a lock changes; without this each of them made auth scan the whole
+ * journal. Reuse is sound while the locks stay the same: a locked identity gets no new
+ * certificate, so the covered entries only expire. The age bound catches a certificate whose
+ * issuance began just before a lock and was journaled just after the KRL was built.
+ */
+export class KrlCache {
+  readonly maxAgeMs: number;
+  #entry: { key: string; at: number; value: Promise<ExportKrlResponse> } | undefined;
+  constructor(maxAgeMs = 30_000) {
+    this.maxAgeMs = maxAgeMs;
+  }
+
+  get(key: string, nowMs: number, make: () => Promise<ExportKrlResponse>): Promise<ExportKrlResponse> {
+    const e = this.#entry;
+    if (e && e.key === key && nowMs - e.at < this.maxAgeMs) return e.value;
+    const value = make();
+    this.#entry = { key, at: nowMs, value };
+    value.catch(() => {
+      if (this.#entry?.value === value) this.#entry = undefined;
+    });
+    return value;
+  }
+}
+
 export interface ExportKrlDeps {
   journal: Pick<CertJournal, "list">;
+  /** reuse across calls (one per auth); none: every call builds the KRL */
+  cache?: KrlCache;
   /** the locks in force now */
   locks: () => readonly LockRecord[] | Promise<readonly LockRecord[]>;
   publicKeys: () => PublicKeys | Promise<PublicKeys>;
@@ -50,9 +78,19 @@ async function admit(caller: Caller, isNode: (agentId: string) => Promise<boolea
 export async function exportKrl(caller: Caller, d: ExportKrlDeps): Promise<ExportKrlResponse> {
   await admit(caller, d.isNode);
   const now = d.clock.now();
-  const [entries, locks, pub] = await Promise.all([d.journal.list(), d.locks(), d.publicKeys()]);
-  const keyIds = revokedKeyIds(entries, locks, now);
+  const [locks, pub] = await Promise.all([d.locks(), d.publicKeys()]);
   const caKeys = [...new Set((pub.user_ca_ssh_public_keys ?? []).map((l) => l.trim()))].sort();
+  const build = async (): Promise<ExportKrlResponse> =>
+    buildKrl(revokedKeyIds(await d.journal.list(), locks, now), caKeys, now);
+  if (!d.cache) return build();
+  const key = JSON.stringify({
+    locks: locks.map((l) => [l.name, l.target, l.expires?.toISOString() ?? ""]).sort(),
+    caKeys,
+  });
+  return d.cache.get(key, now.getTime(), build);
+}
+
+function buildKrl(keyIds: string[], caKeys: string[], now: Date): ExportKrlResponse {
   const caBlobs = caKeys.map((l) => parseSshPublicKey(l).blob);
   // What the KRL says, without its date: equal digests mean the same revocations.
   const digest = createHash("sha256")

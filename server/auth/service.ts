@@ -57,7 +57,7 @@ import { CertJournal } from "./cert-journal.ts";
 import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
 import type { AgentJoinHandler } from "./join-agent.ts";
-import { exportKrl } from "./krl.ts";
+import { exportKrl, KrlCache } from "./krl.ts";
 import { checkNodeTarget, LockService } from "./locks.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult, peerHost } from "./login.ts";
 import type { AgentIdentityHandler, IamJoinHandler, SpiffeHandler } from "./machine-identity.ts";
@@ -257,6 +257,7 @@ export class AuthService {
   readonly trustFeed: TrustFeed;
   /** Every SSH user certificate issued, for ExportKrl (cert-journal.ts). */
   readonly #journal: CertJournal;
+  readonly #krlCache = new KrlCache();
   /** AccessChecker per User object, valid while the same Role objects resolve (see checkerFor). */
   readonly #checkers = new WeakMap<User, { roles: (Role | undefined)[]; checker: AccessChecker }>();
 
@@ -856,6 +857,7 @@ export class AuthService {
     ExportKrl: unary(async (_req, caller) =>
       exportKrl(caller, {
         journal: this.#journal,
+        cache: this.#krlCache,
         locks: () => this.locks.inForce(),
         publicKeys: () => this.#d.keys.publicKeys(),
         clock: this.#d.clock,
