@@ -30,13 +30,18 @@ describe("svc ssh to a node behind a reverse tunnel", () => {
     const dataDir = join(dir, "data");
     authPort = await freePort();
     proxy = `127.0.0.1:${await freePort()}`;
+    // Its own diagnostics port: the default (3026) would collide with other suites' platforms.
+    const diag = `127.0.0.1:${await freePort()}`;
     await writeFile(join(dir, "admin-pw"), "admin-password-for-tests\n", { mode: 0o600 });
     env = { SVC_HOME: join(dir, "admin-home"), SVC_DATA_DIR: dataDir };
     startPlatform = async () => {
-      const d = spawnDaemon(["start", "--auth-listen", `127.0.0.1:${authPort}`, "--proxy-listen", proxy], {
-        SVC_DATA_DIR: dataDir,
-        SVC_ADMIN_PASSWORD_FILE: join(dir, "admin-pw"),
-      });
+      const d = spawnDaemon(
+        ["start", "--auth-listen", `127.0.0.1:${authPort}`, "--proxy-listen", proxy, "--diag-listen", diag],
+        {
+          SVC_DATA_DIR: dataDir,
+          SVC_ADMIN_PASSWORD_FILE: join(dir, "admin-pw"),
+        },
+      );
       await waitFor(() => d.output().includes("svc is running") || d.child.exitCode !== null, "svcd start");
       expect(d.child.exitCode, d.output()).toBeNull();
       return d;

@@ -10,7 +10,7 @@ import type { Logger } from "pino";
 import { parseOpenSshPrivateKey } from "../../core/certs/ssh-keys.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { BadParameterError, hasCode } from "../../core/errors.ts";
-import { agentMetadata, callUnary } from "../auth/client.ts";
+import { agentMetadata, callUnary, waitForReady } from "../auth/client.ts";
 import type { AuthRoute } from "../auth/via-proxy.ts";
 import { SERVER_VERSION } from "../version.ts";
 import { auditRequestOf, userOfKeyId } from "./audit.ts";
@@ -270,9 +270,16 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
   };
   const emit = (req: Parameters<typeof auditRequestOf>[0], extra: { recordingId?: string } = {}) =>
     track(
-      callUnary(client(), "EmitAuditEvent", auditRequestOf(req, node, extra), md()).catch((err: unknown) =>
+      // waitForReady: an event raised while auth restarts is delivered once it is back (30 s).
+      callUnary(client(), "EmitAuditEvent", auditRequestOf(req, node, extra), waitForReady(md()), {
+        deadline: Date.now() + 30_000,
+      }).catch((err: unknown) =>
         log.warn(
-          { err: err instanceof Error ? err.message : String(err), type: req.type },
+          {
+            err: err instanceof Error ? err.message : String(err),
+            type: req.type,
+            ...("reason" in req ? { reason: req.reason } : {}),
+          },
           "audit emit failed",
         ),
       ),
@@ -316,7 +323,9 @@ export async function runAgent(opts: AgentOptions): Promise<RunningAgent> {
           client(),
           "AuthorizeSshLogin",
           { ssh_certificate: q.certificateLine, login: q.login, remote_address: q.remoteAddress },
-          md(),
+          waitForReady(md()),
+          // waitForReady: right after auth or the proxy restarts the channel may still be in its
+          // reconnect backoff; the login waits for it (within the deadline) instead of failing.
           { deadline: Date.now() + 10_000 },
         );
       } catch (err) {

@@ -277,6 +277,7 @@ export class AgentSshServer {
     const grace = setTimeout(() => conn.end(), o.loginGraceMs ?? 60_000);
 
     const refuse = (ctx: AuthContext, reason: string, keyId?: string): void => {
+      o.logger.info({ login: ctx.username, remoteAddress, keyId, reason }, "login refused");
       o.audit({
         type: "ssh.auth.refused",
         login: ctx.username,

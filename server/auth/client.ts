@@ -39,7 +39,14 @@ export interface AuthClientOptions extends AuthClientTlsOptions {
 /** A typed client; `client.close()` when done. */
 export function createAuthClient(opts: AuthClientOptions): AuthServiceClient {
   // channelz off: nobody reads it, and its per-call bookkeeping is a visible share of a small call.
-  const options: Record<string, string | number> = { "grpc.enable_channelz": 0, ...CLIENT_MESSAGE_LIMITS };
+  // Reconnect backoff capped at 5 s (grpc-js defaults to 120 s): after auth restarts, callers
+  // should find it again within seconds, not minutes.
+  const options: Record<string, string | number> = {
+    "grpc.enable_channelz": 0,
+    "grpc.initial_reconnect_backoff_ms": 250,
+    "grpc.max_reconnect_backoff_ms": 5_000,
+    ...CLIENT_MESSAGE_LIMITS,
+  };
   if (opts.serverName) options["grpc.ssl_target_name_override"] = opts.serverName;
   return new AuthServiceClientConstructor(opts.address, authClientCredentials(opts), options);
 }
@@ -55,6 +62,16 @@ export function userMetadata(sessionId: string): Metadata {
 export function agentMetadata(agentId: string): Metadata {
   const md = new Metadata();
   md.set("x-agent-id", agentId);
+  return md;
+}
+
+/**
+ * The same metadata, marked wait-for-ready: while the channel is reconnecting (auth or the proxy
+ * restarting) the call waits for it, within its deadline, instead of failing at once. For service
+ * callers (agents, proxies); interactive CLIs fail fast instead.
+ */
+export function waitForReady(md: Metadata): Metadata {
+  md.setOptions({ waitForReady: true });
   return md;
 }
 
