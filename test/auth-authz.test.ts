@@ -66,6 +66,8 @@ const EXPECTED: Record<string, string> = {
   RenewNodeCredentials: "agent",
   RotateCertAuthority: "admin (cert_authorities/update)",
   ListCertAuthorities: "admin (cert_authorities/list)",
+  WatchSessions: "agent",
+  WatchInventory: "agent",
   CreateSSOAuthRequest: "unauthenticated",
   BindSSOAuthRequest: "unauthenticated",
   ValidateSSOResponse: "unauthenticated",
@@ -92,7 +94,7 @@ let proxy: AuthServiceClient;
  * node certificate but no registration, so the proxy identity speaks for the agent kind there
  * (test/krl.test.ts covers the unknown node).
  */
-const AGENT_AS_PROXY = new Set(["ExportKrl"]);
+const AGENT_AS_PROXY = new Set(["ExportKrl", "WatchSessions", "WatchInventory"]);
 
 beforeAll(async () => {
   env = await startAuthEnv();

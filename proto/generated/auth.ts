@@ -227,6 +227,10 @@ import type {
   HeartbeatResponse__Output as _svc_v1_HeartbeatResponse__Output,
 } from "./svc/v1/HeartbeatResponse.ts";
 import type {
+  InventoryEvent as _svc_v1_InventoryEvent,
+  InventoryEvent__Output as _svc_v1_InventoryEvent__Output,
+} from "./svc/v1/InventoryEvent.ts";
+import type {
   IssueUserCertsRequest as _svc_v1_IssueUserCertsRequest,
   IssueUserCertsRequest__Output as _svc_v1_IssueUserCertsRequest__Output,
 } from "./svc/v1/IssueUserCertsRequest.ts";
@@ -414,6 +418,10 @@ import type {
   SearchAuditEventsResponse__Output as _svc_v1_SearchAuditEventsResponse__Output,
 } from "./svc/v1/SearchAuditEventsResponse.ts";
 import type {
+  SessionEvent as _svc_v1_SessionEvent,
+  SessionEvent__Output as _svc_v1_SessionEvent__Output,
+} from "./svc/v1/SessionEvent.ts";
+import type {
   SessionView as _svc_v1_SessionView,
   SessionView__Output as _svc_v1_SessionView__Output,
 } from "./svc/v1/SessionView.ts";
@@ -450,6 +458,14 @@ import type {
   ValidateSSOResponseResult as _svc_v1_ValidateSSOResponseResult,
   ValidateSSOResponseResult__Output as _svc_v1_ValidateSSOResponseResult__Output,
 } from "./svc/v1/ValidateSSOResponseResult.ts";
+import type {
+  WatchInventoryRequest as _svc_v1_WatchInventoryRequest,
+  WatchInventoryRequest__Output as _svc_v1_WatchInventoryRequest__Output,
+} from "./svc/v1/WatchInventoryRequest.ts";
+import type {
+  WatchSessionsRequest as _svc_v1_WatchSessionsRequest,
+  WatchSessionsRequest__Output as _svc_v1_WatchSessionsRequest__Output,
+} from "./svc/v1/WatchSessionsRequest.ts";
 import type {
   WatchTrustRequest as _svc_v1_WatchTrustRequest,
   WatchTrustRequest__Output as _svc_v1_WatchTrustRequest__Output,
@@ -659,6 +675,7 @@ export interface ProtoGrpcType {
       GetSessionRequest: MessageTypeDefinition<_svc_v1_GetSessionRequest, _svc_v1_GetSessionRequest__Output>;
       HeartbeatRequest: MessageTypeDefinition<_svc_v1_HeartbeatRequest, _svc_v1_HeartbeatRequest__Output>;
       HeartbeatResponse: MessageTypeDefinition<_svc_v1_HeartbeatResponse, _svc_v1_HeartbeatResponse__Output>;
+      InventoryEvent: MessageTypeDefinition<_svc_v1_InventoryEvent, _svc_v1_InventoryEvent__Output>;
       IssueUserCertsRequest: MessageTypeDefinition<
         _svc_v1_IssueUserCertsRequest,
         _svc_v1_IssueUserCertsRequest__Output
@@ -798,6 +815,7 @@ export interface ProtoGrpcType {
         _svc_v1_SearchAuditEventsResponse,
         _svc_v1_SearchAuditEventsResponse__Output
       >;
+      SessionEvent: MessageTypeDefinition<_svc_v1_SessionEvent, _svc_v1_SessionEvent__Output>;
       SessionView: MessageTypeDefinition<_svc_v1_SessionView, _svc_v1_SessionView__Output>;
       SignedStsRequest: MessageTypeDefinition<_svc_v1_SignedStsRequest, _svc_v1_SignedStsRequest__Output>;
       TraitValues: MessageTypeDefinition<_svc_v1_TraitValues, _svc_v1_TraitValues__Output>;
@@ -819,6 +837,14 @@ export interface ProtoGrpcType {
       ValidateSSOResponseResult: MessageTypeDefinition<
         _svc_v1_ValidateSSOResponseResult,
         _svc_v1_ValidateSSOResponseResult__Output
+      >;
+      WatchInventoryRequest: MessageTypeDefinition<
+        _svc_v1_WatchInventoryRequest,
+        _svc_v1_WatchInventoryRequest__Output
+      >;
+      WatchSessionsRequest: MessageTypeDefinition<
+        _svc_v1_WatchSessionsRequest,
+        _svc_v1_WatchSessionsRequest__Output
       >;
       WatchTrustRequest: MessageTypeDefinition<_svc_v1_WatchTrustRequest, _svc_v1_WatchTrustRequest__Output>;
       WebAuthnChallenge: MessageTypeDefinition<_svc_v1_WebAuthnChallenge, _svc_v1_WebAuthnChallenge__Output>;

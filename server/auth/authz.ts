@@ -94,6 +94,9 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   RenewNodeCredentials: AGENT,
   RotateCertAuthority: admin("cert_authorities", "update"),
   ListCertAuthorities: admin("cert_authorities", "list"),
+  // Proxy caches (docs/proxy-cache.md): agent callers; the handlers admit only proxies.
+  WatchSessions: AGENT,
+  WatchInventory: AGENT,
 };
 
 /**

@@ -38,12 +38,16 @@ import type { CertAuthorityStatus } from "../../proto/generated/svc/v1/CertAutho
 import type { ClusterInfo } from "../../proto/generated/svc/v1/ClusterInfo.ts";
 import type { GetRecordingRequest__Output } from "../../proto/generated/svc/v1/GetRecordingRequest.ts";
 import type { GetRecordingResponse } from "../../proto/generated/svc/v1/GetRecordingResponse.ts";
+import type { InventoryEvent } from "../../proto/generated/svc/v1/InventoryEvent.ts";
 import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
 import type { RegisterUsingIAMMethodRequest__Output } from "../../proto/generated/svc/v1/RegisterUsingIAMMethodRequest.ts";
 import type { RegisterUsingIAMMethodResponse } from "../../proto/generated/svc/v1/RegisterUsingIAMMethodResponse.ts";
+import type { SessionEvent } from "../../proto/generated/svc/v1/SessionEvent.ts";
 import type { TrustSnapshot } from "../../proto/generated/svc/v1/TrustSnapshot.ts";
 import type { UploadRecordingRequest__Output } from "../../proto/generated/svc/v1/UploadRecordingRequest.ts";
 import type { UploadRecordingResponse } from "../../proto/generated/svc/v1/UploadRecordingResponse.ts";
+import type { WatchInventoryRequest__Output } from "../../proto/generated/svc/v1/WatchInventoryRequest.ts";
+import type { WatchSessionsRequest__Output } from "../../proto/generated/svc/v1/WatchSessionsRequest.ts";
 import type { WatchTrustRequest__Output } from "../../proto/generated/svc/v1/WatchTrustRequest.ts";
 import type { WebAuthnRelyingParty__Output } from "../../proto/generated/svc/v1/WebAuthnRelyingParty.ts";
 import { AdminJoinTokens } from "./admin-join-tokens.ts";
@@ -874,6 +878,12 @@ export class AuthService {
       wired(this.#d.caRotation, "RotateCertAuthority").rotate(req, caller),
     ),
     ListCertAuthorities: unary(async () => wired(this.#d.caRotation, "ListCertAuthorities").list()),
+
+    // ---- proxy caches (placeholders until each part lands; docs/proxy-cache.md)
+    WatchSessions: (call: ServerWritableStream<WatchSessionsRequest__Output, SessionEvent>) =>
+      call.emit("error", toGrpcError(new NotImplementedError("WatchSessions: not yet"))),
+    WatchInventory: (call: ServerWritableStream<WatchInventoryRequest__Output, InventoryEvent>) =>
+      call.emit("error", toGrpcError(new NotImplementedError("WatchInventory: not yet"))),
 
     AuthorizeNodeLogin: unary(async (req, caller) => {
       const node = authorizeNodeLogin(

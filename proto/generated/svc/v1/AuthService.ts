@@ -219,6 +219,10 @@ import type {
   HeartbeatResponse__Output as _svc_v1_HeartbeatResponse__Output,
 } from "../../svc/v1/HeartbeatResponse.ts";
 import type {
+  InventoryEvent as _svc_v1_InventoryEvent,
+  InventoryEvent__Output as _svc_v1_InventoryEvent__Output,
+} from "../../svc/v1/InventoryEvent.ts";
+import type {
   IssueUserCertsRequest as _svc_v1_IssueUserCertsRequest,
   IssueUserCertsRequest__Output as _svc_v1_IssueUserCertsRequest__Output,
 } from "../../svc/v1/IssueUserCertsRequest.ts";
@@ -385,6 +389,10 @@ import type {
   SearchAuditEventsResponse__Output as _svc_v1_SearchAuditEventsResponse__Output,
 } from "../../svc/v1/SearchAuditEventsResponse.ts";
 import type {
+  SessionEvent as _svc_v1_SessionEvent,
+  SessionEvent__Output as _svc_v1_SessionEvent__Output,
+} from "../../svc/v1/SessionEvent.ts";
+import type {
   SessionView as _svc_v1_SessionView,
   SessionView__Output as _svc_v1_SessionView__Output,
 } from "../../svc/v1/SessionView.ts";
@@ -408,6 +416,14 @@ import type {
   ValidateSSOResponseResult as _svc_v1_ValidateSSOResponseResult,
   ValidateSSOResponseResult__Output as _svc_v1_ValidateSSOResponseResult__Output,
 } from "../../svc/v1/ValidateSSOResponseResult.ts";
+import type {
+  WatchInventoryRequest as _svc_v1_WatchInventoryRequest,
+  WatchInventoryRequest__Output as _svc_v1_WatchInventoryRequest__Output,
+} from "../../svc/v1/WatchInventoryRequest.ts";
+import type {
+  WatchSessionsRequest as _svc_v1_WatchSessionsRequest,
+  WatchSessionsRequest__Output as _svc_v1_WatchSessionsRequest__Output,
+} from "../../svc/v1/WatchSessionsRequest.ts";
 import type {
   WatchTrustRequest as _svc_v1_WatchTrustRequest,
   WatchTrustRequest__Output as _svc_v1_WatchTrustRequest__Output,
@@ -2633,6 +2649,44 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_ValidateSSOResponseResult__Output>,
   ): grpc.ClientUnaryCall;
 
+  WatchInventory(
+    argument: _svc_v1_WatchInventoryRequest,
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_InventoryEvent__Output>;
+  WatchInventory(
+    argument: _svc_v1_WatchInventoryRequest,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_InventoryEvent__Output>;
+  watchInventory(
+    argument: _svc_v1_WatchInventoryRequest,
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_InventoryEvent__Output>;
+  watchInventory(
+    argument: _svc_v1_WatchInventoryRequest,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_InventoryEvent__Output>;
+
+  WatchSessions(
+    argument: _svc_v1_WatchSessionsRequest,
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_SessionEvent__Output>;
+  WatchSessions(
+    argument: _svc_v1_WatchSessionsRequest,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_SessionEvent__Output>;
+  watchSessions(
+    argument: _svc_v1_WatchSessionsRequest,
+    metadata: grpc.Metadata,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_SessionEvent__Output>;
+  watchSessions(
+    argument: _svc_v1_WatchSessionsRequest,
+    options?: grpc.CallOptions,
+  ): grpc.ClientReadableStream<_svc_v1_SessionEvent__Output>;
+
   WatchTrust(
     argument: _svc_v1_WatchTrustRequest,
     metadata: grpc.Metadata,
@@ -2856,6 +2910,13 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_ValidateSSOResponseRequest__Output,
     _svc_v1_ValidateSSOResponseResult
   >;
+
+  WatchInventory: grpc.handleServerStreamingCall<
+    _svc_v1_WatchInventoryRequest__Output,
+    _svc_v1_InventoryEvent
+  >;
+
+  WatchSessions: grpc.handleServerStreamingCall<_svc_v1_WatchSessionsRequest__Output, _svc_v1_SessionEvent>;
 
   WatchTrust: grpc.handleServerStreamingCall<_svc_v1_WatchTrustRequest__Output, _svc_v1_TrustSnapshot>;
 }
@@ -3190,6 +3251,18 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_ValidateSSOResponseResult,
     _svc_v1_ValidateSSOResponseRequest__Output,
     _svc_v1_ValidateSSOResponseResult__Output
+  >;
+  WatchInventory: MethodDefinition<
+    _svc_v1_WatchInventoryRequest,
+    _svc_v1_InventoryEvent,
+    _svc_v1_WatchInventoryRequest__Output,
+    _svc_v1_InventoryEvent__Output
+  >;
+  WatchSessions: MethodDefinition<
+    _svc_v1_WatchSessionsRequest,
+    _svc_v1_SessionEvent,
+    _svc_v1_WatchSessionsRequest__Output,
+    _svc_v1_SessionEvent__Output
   >;
   WatchTrust: MethodDefinition<
     _svc_v1_WatchTrustRequest,

@@ -1,0 +1,20 @@
+// Original file: svc/v1/auth.proto
+
+import type { Role as _svc_v1_Role, Role__Output as _svc_v1_Role__Output } from "../../svc/v1/Role.ts";
+import type { Node as _svc_v1_Node, Node__Output as _svc_v1_Node__Output } from "../../svc/v1/Node.ts";
+
+export interface InventoryEvent {
+  kind?: string;
+  roles?: _svc_v1_Role[];
+  nodes?: _svc_v1_Node[];
+  removed_node_ids?: string[];
+  keepalive_seconds?: number;
+}
+
+export interface InventoryEvent__Output {
+  kind: string;
+  roles: _svc_v1_Role__Output[];
+  nodes: _svc_v1_Node__Output[];
+  removed_node_ids: string[];
+  keepalive_seconds: number;
+}
