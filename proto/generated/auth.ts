@@ -231,6 +231,10 @@ import type {
   InventoryEvent__Output as _svc_v1_InventoryEvent__Output,
 } from "./svc/v1/InventoryEvent.ts";
 import type {
+  InventoryUser as _svc_v1_InventoryUser,
+  InventoryUser__Output as _svc_v1_InventoryUser__Output,
+} from "./svc/v1/InventoryUser.ts";
+import type {
   IssueUserCertsRequest as _svc_v1_IssueUserCertsRequest,
   IssueUserCertsRequest__Output as _svc_v1_IssueUserCertsRequest__Output,
 } from "./svc/v1/IssueUserCertsRequest.ts";
@@ -676,6 +680,7 @@ export interface ProtoGrpcType {
       HeartbeatRequest: MessageTypeDefinition<_svc_v1_HeartbeatRequest, _svc_v1_HeartbeatRequest__Output>;
       HeartbeatResponse: MessageTypeDefinition<_svc_v1_HeartbeatResponse, _svc_v1_HeartbeatResponse__Output>;
       InventoryEvent: MessageTypeDefinition<_svc_v1_InventoryEvent, _svc_v1_InventoryEvent__Output>;
+      InventoryUser: MessageTypeDefinition<_svc_v1_InventoryUser, _svc_v1_InventoryUser__Output>;
       IssueUserCertsRequest: MessageTypeDefinition<
         _svc_v1_IssueUserCertsRequest,
         _svc_v1_IssueUserCertsRequest__Output

@@ -2,6 +2,10 @@
 
 import type { Role as _svc_v1_Role, Role__Output as _svc_v1_Role__Output } from "../../svc/v1/Role.ts";
 import type { Node as _svc_v1_Node, Node__Output as _svc_v1_Node__Output } from "../../svc/v1/Node.ts";
+import type {
+  InventoryUser as _svc_v1_InventoryUser,
+  InventoryUser__Output as _svc_v1_InventoryUser__Output,
+} from "../../svc/v1/InventoryUser.ts";
 
 export interface InventoryEvent {
   kind?: string;
@@ -9,6 +13,7 @@ export interface InventoryEvent {
   nodes?: _svc_v1_Node[];
   removed_node_ids?: string[];
   keepalive_seconds?: number;
+  users?: _svc_v1_InventoryUser[];
 }
 
 export interface InventoryEvent__Output {
@@ -17,4 +22,5 @@ export interface InventoryEvent__Output {
   nodes: _svc_v1_Node__Output[];
   removed_node_ids: string[];
   keepalive_seconds: number;
+  users: _svc_v1_InventoryUser__Output[];
 }
