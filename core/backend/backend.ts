@@ -67,6 +67,17 @@ export interface AuditPage {
   totalCount: number;
 }
 
+/** A subscriber of Backend.subscribe. */
+export interface NotificationHandler {
+  /** A payload published on the channel by any process sharing this backend (this one included). */
+  message(payload: string): void;
+  /**
+   * true once messages are received (told at subscribe when already so); false when messages
+   * may be missed from now on (the listening connection was lost), until the next true.
+   */
+  listening?(on: boolean): void;
+}
+
 export interface Backend {
   /** Throws NotFoundError when absent or expired. */
   get(key: string): Promise<Item>;
@@ -100,6 +111,15 @@ export interface Backend {
   appendAudit(event: AuditEventInput): Promise<AuditEvent>;
   /** Newest first, filtered, with the total count of matches. */
   searchAudit(query: AuditQuery): Promise<AuditPage>;
+
+  /**
+   * Change notifications to every process sharing this backend (auth replicas on one PostgreSQL;
+   * the one process of an embedded SQLite file). Best effort and small (under 7,900 bytes): what
+   * must not be lost is state, and a subscriber that may have missed some is told (`listening`).
+   */
+  publish(channel: string, payload: string): Promise<void>;
+  /** Returns the unsubscribe. Channel: [a-z][a-z0-9_]{0,39}. */
+  subscribe(channel: string, handler: NotificationHandler): Promise<() => Promise<void>>;
 
   close(): Promise<void>;
 }

@@ -335,6 +335,46 @@ export function backendConformance(name: string, open: ConformanceFactory): void
       });
     });
 
+    describe("notifications", () => {
+      /** Polls (bounded) until `ok`: delivery crosses a connection on PostgreSQL. */
+      const eventually = async (ok: () => boolean): Promise<boolean> => {
+        for (let i = 0; i < 200 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+        return ok();
+      };
+
+      it("a subscriber listens, gets its channel's payloads in order and no other channel's", async () => {
+        const got: string[] = [];
+        const other: string[] = [];
+        let listening = false;
+        const off = await b.subscribe("feed_a", {
+          message: (p) => got.push(p),
+          listening: (on) => {
+            listening = on;
+          },
+        });
+        const offOther = await b.subscribe("feed_b", { message: (p) => other.push(p) });
+        expect(listening).toBe(true);
+        await b.publish("feed_a", "one");
+        await b.publish("feed_a", '{"two":"é"}');
+        await b.publish("feed_c", "nobody");
+        expect(await eventually(() => got.length === 2)).toBe(true);
+        expect(got).toEqual(["one", '{"two":"é"}']);
+        expect(other).toEqual([]);
+        await off();
+        await b.publish("feed_a", "after");
+        await b.publish("feed_b", "b");
+        expect(await eventually(() => other.length === 1)).toBe(true);
+        expect(got).toEqual(["one", '{"two":"é"}']);
+        await offOther();
+      });
+
+      it("refuses a bad channel name and an oversized payload", async () => {
+        await expect(b.publish("Bad-Name", "x")).rejects.toBeInstanceOf(BadParameterError);
+        await expect(b.subscribe("", { message: () => {} })).rejects.toBeInstanceOf(BadParameterError);
+        await expect(b.publish("ok", "x".repeat(8_000))).rejects.toBeInstanceOf(BadParameterError);
+      });
+    });
+
     describe("bad input is BadParameterError", () => {
       it("keys", async () => {
         for (const key of ["", "a\u0000b", "x".repeat(1025), "\uD800"]) {

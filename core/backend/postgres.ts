@@ -19,9 +19,12 @@ import type {
   Backend,
   CreateEntry,
   Item,
+  NotificationHandler,
   RangeOptions,
   WriteOptions,
 } from "./backend.ts";
+import { checkPayload } from "./notify.ts";
+import { PostgresNotifier } from "./postgres-notify.ts";
 import { postgresMigrations } from "./postgres-schema.ts";
 import {
   checkAuditInput,
@@ -66,6 +69,7 @@ export class PostgresBackend implements Backend {
   readonly #schema: string;
   #sweeper: NodeJS.Timeout | undefined;
   #closed = false;
+  readonly #notifier: PostgresNotifier;
 
   /** Use `PostgresBackend.open` (or openPostgresBackend): it also applies migrations. */
   private constructor(pool: pg.Pool, schema: string, opts: PostgresBackendOptions) {
@@ -73,6 +77,7 @@ export class PostgresBackend implements Backend {
     this.#schema = schema;
     this.#clock = opts.clock;
     this.#sql = statements(schema);
+    this.#notifier = new PostgresNotifier(opts.connectionString, schema);
   }
 
   static async open(opts: PostgresBackendOptions): Promise<PostgresBackend> {
@@ -256,10 +261,22 @@ export class PostgresBackend implements Backend {
     return { items: items.map((r) => toAuditEvent(r as Row)), totalCount: toNumber(row.total) };
   }
 
+  async publish(channel: string, payload: string): Promise<void> {
+    const name = this.#notifier.pgChannel(channel);
+    checkPayload(payload);
+    await this.#query("SELECT pg_notify($1, $2)", [name, payload]);
+  }
+
+  subscribe(channel: string, handler: NotificationHandler): Promise<() => Promise<void>> {
+    if (this.#closed) return Promise.reject(new UnavailableError("backend is closed"));
+    return this.#notifier.subscribe(channel, handler);
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
+    await this.#notifier.close();
     await this.#pool.end();
   }
 

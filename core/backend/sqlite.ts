@@ -13,9 +13,11 @@ import type {
   Backend,
   CreateEntry,
   Item,
+  NotificationHandler,
   RangeOptions,
   WriteOptions,
 } from "./backend.ts";
+import { checkChannel, checkPayload, sqliteNotifier } from "./notify.ts";
 import { sqliteMigrations } from "./sqlite-schema.ts";
 import {
   type CheckedAuditEvent,
@@ -55,6 +57,9 @@ export class SqliteBackend implements Backend {
   readonly #stmts: ReturnType<typeof prepareStatements>;
   #sweeper: NodeJS.Timeout | undefined;
   #closed = false;
+  /** In-process notifications (one process serves an embedded file); shared per file. */
+  readonly #notify: ReturnType<typeof sqliteNotifier>;
+  readonly #subscriptions = new Set<() => boolean>();
   /** Audit appends waiting for the next batch commit (see appendAudit). */
   readonly #auditQueue: Array<{
     e: CheckedAuditEvent;
@@ -65,6 +70,7 @@ export class SqliteBackend implements Backend {
   constructor(opts: SqliteBackendOptions) {
     this.#clock = opts.clock;
     this.#db = new DatabaseSync(opts.path);
+    this.#notify = sqliteNotifier(opts.path);
     try {
       this.#db.exec(
         `PRAGMA busy_timeout = ${Math.max(0, Math.floor(opts.busyTimeoutMs ?? DEFAULT_BUSY_MS))}`,
@@ -77,6 +83,7 @@ export class SqliteBackend implements Backend {
       this.#stmts = prepareStatements(this.#db);
     } catch (err) {
       this.#db.close();
+      this.#notify.release();
       throw mapError(err);
     }
     const every = opts.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
@@ -273,11 +280,33 @@ export class SqliteBackend implements Backend {
     });
   }
 
+  async publish(channel: string, payload: string): Promise<void> {
+    checkChannel(channel);
+    checkPayload(payload);
+    if (this.#closed) throw new UnavailableError("backend is closed");
+    this.#notify.notifier.deliver(channel, payload);
+  }
+
+  async subscribe(channel: string, handler: NotificationHandler): Promise<() => Promise<void>> {
+    checkChannel(channel);
+    if (this.#closed) throw new UnavailableError("backend is closed");
+    const off = this.#notify.notifier.add(channel, handler);
+    this.#subscriptions.add(off);
+    handler.listening?.(true);
+    return async () => {
+      this.#subscriptions.delete(off);
+      off();
+    };
+  }
+
   async close(): Promise<void> {
     if (this.#closed) return;
     // Appends already accepted are committed before the file closes.
     this.#flushAudit();
     this.#closed = true;
+    for (const off of this.#subscriptions) off();
+    this.#subscriptions.clear();
+    this.#notify.release();
     if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
     this.#db.close();
   }

@@ -1,0 +1,123 @@
+// Backend.publish/subscribe on PostgreSQL: NOTIFY through the pool, LISTEN on one dedicated
+// connection per backend (a pooled connection would be handed to other queries). Channels are
+// prefixed with the schema, so clusters sharing one database never hear each other. When the
+// listening connection is lost, subscribers are told (listening false: messages may be missed)
+// and it is opened again with a capped backoff; they are told again once it listens.
+import pg from "pg";
+import type { NotificationHandler } from "./backend.ts";
+import { checkChannel, LocalNotifier } from "./notify.ts";
+
+const BACKOFF_MS = { initial: 100, max: 5_000 };
+
+export class PostgresNotifier {
+  readonly #connectionString: string;
+  readonly #prefix: string;
+  readonly #local = new LocalNotifier();
+  #client: pg.Client | undefined;
+  #connecting: Promise<void> | undefined;
+  #retry: NodeJS.Timeout | undefined;
+  #attempt = 0;
+  #closed = false;
+
+  constructor(connectionString: string, schema: string) {
+    this.#connectionString = connectionString;
+    this.#prefix = `${schema}__`;
+    this.#local.setListening(false);
+  }
+
+  /** The PostgreSQL channel of a backend channel. */
+  pgChannel(channel: string): string {
+    checkChannel(channel);
+    return this.#prefix + channel;
+  }
+
+  /**
+   * Registers the handler and makes sure the connection listens on the channel. Resolves once
+   * it does, or after a failed attempt (the handler then hears `listening(true)` on recovery).
+   */
+  async subscribe(channel: string, handler: NotificationHandler): Promise<() => Promise<void>> {
+    const name = this.pgChannel(channel);
+    const first = !this.#local.channels().includes(channel);
+    const off = this.#local.add(channel, handler);
+    if (!this.#client) await this.#connect().catch(() => undefined);
+    // A second LISTEN of a channel is harmless: no need to know whether a connect in flight saw it.
+    if (first && this.#client) {
+      await this.#client.query(`LISTEN ${pg.escapeIdentifier(name)}`).catch(() => {
+        // The connection's error handler reconnects and listens on every channel again.
+      });
+    }
+    if (this.#local.listening) handler.listening?.(true);
+    return async () => {
+      const last = off();
+      if (last && this.#client && !this.#connecting) {
+        await this.#client.query(`UNLISTEN ${pg.escapeIdentifier(name)}`).catch(() => undefined);
+      }
+    };
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    clearTimeout(this.#retry);
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  #connect(): Promise<void> {
+    if (this.#connecting) return this.#connecting;
+    if (this.#closed) return Promise.resolve();
+    const attempt = (async () => {
+      const client = new pg.Client({ connectionString: this.#connectionString });
+      client.on("error", () => this.#lost(client));
+      client.on("end", () => this.#lost(client));
+      client.on("notification", (m) => {
+        if (this.#client !== client || !m.channel.startsWith(this.#prefix)) return;
+        this.#local.deliver(m.channel.slice(this.#prefix.length), m.payload ?? "");
+      });
+      try {
+        await client.connect();
+        for (const channel of this.#local.channels()) {
+          await client.query(`LISTEN ${pg.escapeIdentifier(this.pgChannel(channel))}`);
+        }
+      } catch (err) {
+        client.removeAllListeners("end");
+        await client.end().catch(() => undefined);
+        this.#schedule();
+        throw err;
+      }
+      if (this.#closed) {
+        await client.end().catch(() => undefined);
+        return;
+      }
+      this.#client = client;
+      this.#attempt = 0;
+      this.#local.setListening(true);
+    })();
+    this.#connecting = attempt;
+    void attempt
+      .finally(() => {
+        if (this.#connecting === attempt) this.#connecting = undefined;
+      })
+      .catch(() => undefined);
+    return attempt;
+  }
+
+  #lost(client: pg.Client): void {
+    if (this.#client !== client) return;
+    this.#client = undefined;
+    this.#local.setListening(false);
+    client.end().catch(() => undefined);
+    this.#schedule();
+  }
+
+  #schedule(): void {
+    if (this.#closed || this.#retry) return;
+    const ceiling = Math.min(BACKOFF_MS.max, BACKOFF_MS.initial * 2 ** Math.min(this.#attempt, 16));
+    this.#attempt++;
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.#connect().catch(() => undefined);
+    }, ceiling);
+    this.#retry.unref();
+  }
+}
