@@ -40,4 +40,15 @@ export const postgresMigrations: readonly PostgresMigration[] = [
       CREATE INDEX audit_user_time ON ${s}.audit_events (user_name, time DESC, id DESC);
     `,
   },
+  {
+    version: 3,
+    name: "audit index on type, user and time",
+    // See the SQLite migration 3. Not CONCURRENTLY (migrations run in one transaction): while it
+    // builds, audit writes wait (3.5 s for a million events on a 2-core machine); reads and the
+    // items table are not blocked. ANALYZE so the planner knows the new index at once.
+    sql: (s) => `
+      CREATE INDEX audit_type_user_time ON ${s}.audit_events (event_type, user_name, time DESC, id DESC);
+      ANALYZE ${s}.audit_events;
+    `,
+  },
 ];

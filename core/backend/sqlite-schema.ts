@@ -39,4 +39,16 @@ export const sqliteMigrations: readonly SqliteMigration[] = [
       CREATE INDEX audit_user_time ON audit_events (user_name, time DESC, id DESC);
     `,
   },
+  {
+    version: 3,
+    name: "audit index on type, user and time",
+    // The console's filtered search (type + user + time range, newest first) walked one of the
+    // single-column indexes and filtered the other column row by row: with a million events the
+    // rows of a busy type had to be read to find one user's. This index serves the page and its
+    // count from the matching rows only. Built in the migration transaction (one pass over the
+    // table: about a second per million events).
+    sql: `
+      CREATE INDEX audit_type_user_time ON audit_events (event_type, user_name, time DESC, id DESC);
+    `,
+  },
 ];
