@@ -140,7 +140,14 @@ function callAny(client: Client, rpc: string, md: Metadata): Promise<{ code: num
         ? client.makeBidiStreamRequest(def.path, ser, de, md, deadline)
         : client.makeServerStreamRequest(def.path, ser, de, {}, md, deadline);
       if ("end" in call && typeof call.end === "function") call.end();
-      call.on("data", () => {});
+      // A watch stream (WatchTrust, WatchInventory...) stays open once admitted: its first
+      // message is the admission, so the walker cancels there instead of waiting for the deadline.
+      call.on("data", () => {
+        if (!def.requestStream) {
+          done(null);
+          call.cancel();
+        }
+      });
       call.on("error", (err: ServiceError) => done(err));
       call.on("status", (s: { code: number }) => {
         if (s.code === status.OK) done(null);

@@ -60,6 +60,7 @@ import { type Caller, callerLabel, callerOf } from "./caller.ts";
 import { CertJournal } from "./cert-journal.ts";
 import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
+import { InventoryFeed } from "./inventory-feed.ts";
 import type { AgentJoinHandler } from "./join-agent.ts";
 import { exportKrl, KrlCache } from "./krl.ts";
 import { checkNodeTarget, LockService } from "./locks.ts";
@@ -259,6 +260,8 @@ export class AuthService {
   /** Lock resources in force (locks.ts) and what WatchTrust streams (trust-feed.ts). */
   readonly locks: LockService;
   readonly trustFeed: TrustFeed;
+  /** WatchInventory: roles, users and nodes for the proxies' caches (inventory-feed.ts). */
+  readonly inventoryFeed: InventoryFeed;
   /** Every SSH user certificate issued, for ExportKrl (cert-journal.ts). */
   readonly #journal: CertJournal;
   readonly #krlCache = new KrlCache();
@@ -278,6 +281,12 @@ export class AuthService {
       backend: deps.backend,
       clock: deps.clock,
       ...(deps.heartbeatIntervalSeconds ? { intervalSeconds: deps.heartbeatIntervalSeconds } : {}),
+    });
+    this.inventoryFeed = new InventoryFeed({
+      source: deps.source,
+      nodes: this.nodes,
+      clock: deps.clock,
+      logger: deps.logger,
     });
     this.login = new LocalLogin({
       backend: deps.backend,
@@ -567,6 +576,7 @@ export class AuthService {
   close(): void {
     this.#unsubscribe();
     this.trustFeed.close();
+    this.inventoryFeed.close();
     this.locks.close();
   }
 
@@ -883,7 +893,7 @@ export class AuthService {
     WatchSessions: (call: ServerWritableStream<WatchSessionsRequest__Output, SessionEvent>) =>
       call.emit("error", toGrpcError(new NotImplementedError("WatchSessions: not yet"))),
     WatchInventory: (call: ServerWritableStream<WatchInventoryRequest__Output, InventoryEvent>) =>
-      call.emit("error", toGrpcError(new NotImplementedError("WatchInventory: not yet"))),
+      this.inventoryFeed.serve(call, callerOf(call.metadata)),
 
     AuthorizeNodeLogin: unary(async (req, caller) => {
       const node = authorizeNodeLogin(
