@@ -83,6 +83,7 @@ import {
   readRecording,
 } from "./recordings.ts";
 import { type Assigner, assertMayAssign } from "./role-assignment.ts";
+import { SessionFeed } from "./session-feed.ts";
 import { hashSecret, SessionStore, type WebSession } from "./sessions.ts";
 import { authorizeSshLogin, type SshLoginDeps } from "./ssh-login.ts";
 import { SsoFlow, type SsoOptions } from "./sso/flow.ts";
@@ -260,6 +261,8 @@ export class AuthService {
   /** Lock resources in force (locks.ts) and what WatchTrust streams (trust-feed.ts). */
   readonly locks: LockService;
   readonly trustFeed: TrustFeed;
+  /** WatchSessions: what the proxies' session caches must drop or check again (session-feed.ts). */
+  readonly sessionFeed: SessionFeed;
   /** WatchInventory: roles, users and nodes for the proxies' caches (inventory-feed.ts). */
   readonly inventoryFeed: InventoryFeed;
   /** Every SSH user certificate issued, for ExportKrl (cert-journal.ts). */
@@ -271,9 +274,11 @@ export class AuthService {
   constructor(deps: AuthServiceDeps) {
     this.#d = deps;
     this.#journal = new CertJournal({ backend: deps.backend, clock: deps.clock });
+    this.sessionFeed = new SessionFeed({ backend: deps.backend, logger: deps.logger });
     this.sessions = new SessionStore({
       backend: deps.backend,
       clock: deps.clock,
+      onRevoked: (user, hashes) => this.sessionFeed.revoked(user, hashes),
       ...(deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {}),
     });
     this.webauthn = new WebAuthnStore({ backend: deps.backend, clock: deps.clock });
@@ -340,6 +345,7 @@ export class AuthService {
       ...(deps.lockKeepaliveSeconds ? { keepaliveSeconds: deps.lockKeepaliveSeconds } : {}),
       stillAllowed: (caller) => this.#mayStillWatch(caller),
     });
+    this.sessionFeed.follow(deps.source, this.locks);
     // Bots: renewals, bootstraps and SVIDs of a locked bot are refused; theft locks the bot.
     deps.agentIdentities?.useLocks?.(this.locks);
     this.#adminUsers = new AdminUsers({
@@ -576,6 +582,7 @@ export class AuthService {
   close(): void {
     this.#unsubscribe();
     this.trustFeed.close();
+    void this.sessionFeed.close();
     this.inventoryFeed.close();
     this.locks.close();
   }
@@ -891,7 +898,7 @@ export class AuthService {
 
     // ---- proxy caches (placeholders until each part lands; docs/proxy-cache.md)
     WatchSessions: (call: ServerWritableStream<WatchSessionsRequest__Output, SessionEvent>) =>
-      call.emit("error", toGrpcError(new NotImplementedError("WatchSessions: not yet"))),
+      this.sessionFeed.serve(call, callerOf(call.metadata)),
     WatchInventory: (call: ServerWritableStream<WatchInventoryRequest__Output, InventoryEvent>) =>
       this.inventoryFeed.serve(call, callerOf(call.metadata)),
 

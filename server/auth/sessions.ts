@@ -57,11 +57,19 @@ export class SessionStore {
   readonly #backend: Backend;
   readonly #clock: Clock;
   readonly #ttlMs: number;
+  readonly #onRevoked: ((username: string, hashes: string[]) => void) | undefined;
 
-  constructor(deps: { backend: Backend; clock: Clock; ttlMs?: number }) {
+  /** `onRevoked`: told after sessions are gone from the backend (the proxies' feed, session-feed.ts). */
+  constructor(deps: {
+    backend: Backend;
+    clock: Clock;
+    ttlMs?: number;
+    onRevoked?: (username: string, hashes: string[]) => void;
+  }) {
     this.#backend = deps.backend;
     this.#clock = deps.clock;
     this.#ttlMs = deps.ttlMs ?? SESSION_TTL_MS;
+    this.#onRevoked = deps.onRevoked;
   }
 
   get ttlMs(): number {
@@ -144,6 +152,7 @@ export class SessionStore {
   /** Revokes one session by its hash (logout). */
   async revoke(username: string, hash: string): Promise<void> {
     await this.#backend.delete(SESSION_PREFIX + hash).catch(ignoreNotFound);
+    this.#onRevoked?.(username, [hash]);
     await this.#backend.delete(`${USER_INDEX_PREFIX}${username}/${hash}`).catch(ignoreNotFound);
   }
 
@@ -151,14 +160,21 @@ export class SessionStore {
   async revokeAll(username: string): Promise<number> {
     const index = await this.#backend.range(`${USER_INDEX_PREFIX}${username}/`);
     let n = 0;
-    for (const item of index) {
-      const hash = item.key.slice(item.key.lastIndexOf("/") + 1);
-      try {
-        await this.#backend.delete(SESSION_PREFIX + hash);
-        n++;
-      } catch (err) {
-        ignoreNotFound(err);
+    const gone: string[] = [];
+    try {
+      for (const item of index) {
+        const hash = item.key.slice(item.key.lastIndexOf("/") + 1);
+        try {
+          await this.#backend.delete(SESSION_PREFIX + hash);
+          n++;
+        } catch (err) {
+          ignoreNotFound(err);
+        }
+        gone.push(hash);
       }
+    } finally {
+      // Told even when a delete failed part way: the ones before it are gone.
+      this.#onRevoked?.(username, gone);
     }
     await this.#backend.deleteRange(`${USER_INDEX_PREFIX}${username}/`);
     return n;
