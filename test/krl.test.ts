@@ -19,7 +19,7 @@ import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { ManualClock } from "../core/clock.ts";
 import type { LockRecord } from "../core/locks/lock.ts";
 import { KrlFile } from "../server/agent/krl-file.ts";
-import { CertJournal } from "../server/auth/cert-journal.ts";
+import { CERT_JOURNAL_PREFIX, CertJournal } from "../server/auth/cert-journal.ts";
 import { callUnary, userMetadata } from "../server/auth/client.ts";
 import { exportKrl as exportKrlRpc, KrlCache, revokedKeyIds } from "../server/auth/krl.ts";
 import { bin, type Daemon, json, type RunResult, run, waitFor } from "./cli-fixture.ts";
@@ -427,6 +427,68 @@ describe("issued-certificate journal and ExportKrl (in process)", () => {
     expect(e?.validBefore.getTime()).toBe(clock.now().getTime() + 2 * HOUR);
     clock.advance(2 * HOUR + 1000);
     expect((await journal.list()).filter((x) => x.name === "dora")).toEqual([]);
+  });
+
+  it("keepUntil (a session's expiry): the session's later certificates find the entry covering them and write nothing; a new role or CA key still merges, also from a second replica", async () => {
+    const keyId = "user=gina session=s1";
+    // The real backend, counting the journal's reads.
+    let reads = 0;
+    const counted = new Proxy(backend, {
+      get(target, prop) {
+        if (prop === "get") reads++;
+        const v = Reflect.get(target, prop, target) as unknown;
+        return typeof v === "function" ? v.bind(target) : v;
+      },
+    });
+    const replica = new CertJournal({ backend: counted, clock });
+    const sessionEnd = new Date(clock.now().getTime() + 8 * HOUR);
+    const issue = async (j: CertJournal, ca: typeof caOld, roles: string[], ttlMs: number) => {
+      const validBefore = new Date(clock.now().getTime() + ttlMs);
+      const cert = sign(ca, keyId, validBefore);
+      await j.record({
+        keyId,
+        kind: "user",
+        name: "gina",
+        roles,
+        validBefore,
+        certBlob: cert.blob,
+        keepUntil: sessionEnd,
+      });
+    };
+    const revision = async () => {
+      const items = (await backend.range(CERT_JOURNAL_PREFIX)).filter(
+        (i) => (i.value as { key_id?: string }).key_id === keyId,
+      );
+      expect(items).toHaveLength(1);
+      return items[0]?.revision;
+    };
+    await issue(replica, caOld, ["access"], HOUR);
+    const first = await revision();
+    const entry = (await journal.list()).find((e) => e.keyId === keyId);
+    expect(entry?.validBefore.getTime()).toBe(sessionEnd.getTime());
+    clock.advance(10 * 60_000);
+    const readsBefore = reads;
+    await issue(replica, caOld, ["access"], HOUR);
+    expect(await revision()).toBe(first);
+    // Known to cover it: not even read.
+    expect(reads).toBe(readsBefore);
+    await issue(replica, caOld, ["access", "auditor"], HOUR);
+    const second = await revision();
+    expect(second).not.toBe(first);
+    // Another replica knows nothing yet: it reads, finds the entry covering, and writes nothing.
+    const other = new CertJournal({ backend, clock });
+    await issue(other, caOld, ["auditor"], HOUR);
+    expect(await revision()).toBe(second);
+    await issue(other, caNew, ["auditor"], HOUR);
+    expect(await revision()).not.toBe(second);
+    const merged = (await journal.list()).find((e) => e.keyId === keyId);
+    expect(merged?.roles).toEqual(["access", "auditor"]);
+    expect(merged?.caFingerprints).toHaveLength(2);
+    // Past the session's end the entry is gone, and a new certificate of the key id writes again.
+    clock.advance(8 * HOUR);
+    expect((await journal.list()).find((e) => e.keyId === keyId)).toBeUndefined();
+    await issue(replica, caOld, ["access"], HOUR);
+    expect((await journal.list()).find((e) => e.keyId === keyId)?.roles).toEqual(["access"]);
   });
 
   it("lists what a lock in force covers: user, role, bot, key id (with or without an entry); not a node lock", async () => {

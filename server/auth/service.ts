@@ -765,6 +765,8 @@ export class AuthService {
         roles: [...checker.roleNames],
         validBefore,
         certBlob: cert.blob,
+        // Every certificate of this key id (this session's) ends by the session's expiry.
+        keepUntil: user.sessionExpires,
       });
       await this.#audit({
         event_type: "cert.create",
