@@ -16,17 +16,20 @@ import { join } from "node:path";
 import { io as socketIo } from "socket.io-client";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { callUnary, userMetadata } from "../server/auth/client.ts";
-import { startAgentAuthEnv, startAgentProcess } from "../test/agent-fixture.ts";
+import { startAgentAuthEnv } from "../test/agent-fixture.ts";
 import { startAgentlessSshd } from "../test/terminal-fixture.ts";
-import { type BenchReport, type BenchRow, percentile } from "./report.ts";
+import { type BenchRatio, type BenchReport, type BenchRow, percentile } from "./report.ts";
+import { openBench } from "./terminal-open.ts";
 import { echoSamples, type Session, startEcho, throughput, watcher, wsSession } from "./terminal-session.ts";
-import { type ProxyMemory, startProxyProcess, stopChild } from "./tunnel-proxy-process.ts";
+import { type ProxyProcess, startProxyProcess, stopChild } from "./tunnel-proxy-process.ts";
 
 const PUBLIC_HOST = "proxy.bench.test";
 const PAYLOAD = Number(process.env["SVC_BENCH_TERMINAL_BYTES"] ?? 16 * 1024 * 1024);
 const ROUNDS = 5;
 const ECHO_SAMPLES = 900;
-const SESSIONS = Number(process.env["SVC_BENCH_TERMINAL_SESSIONS"] ?? 1000);
+// Which parts run: "stream" (throughput and keystroke echo, with wetty) and "open" (opening
+// terminals, bench/terminal-open.ts); both by default.
+const PARTS = new Set((process.env["SVC_BENCH_TERMINAL_PARTS"] ?? "stream,open").split(","));
 
 function sshSession(args: string[]): Promise<Session> {
   const child = spawn("ssh", args, { stdio: ["pipe", "pipe", "pipe"] });
@@ -79,9 +82,142 @@ async function freePort(): Promise<number> {
   });
 }
 
+/** Throughput and keystroke echo: direct ssh, the proxy's WebSocket and wetty, same sshd. */
+async function streamBench(o: {
+  dir: string;
+  proxy: ProxyProcess;
+  cleanups: Array<() => Promise<unknown> | unknown>;
+  sshd: { port: number };
+  sshConfig: string;
+  knownHosts: string;
+  sshArgs: string[];
+  openWs: (node: string) => Promise<Session>;
+}): Promise<{ rows: BenchRow[]; ratios: BenchRatio[] }> {
+  const { dir, proxy, cleanups, sshd, sshConfig, knownHosts, sshArgs, openWs } = o;
+  const rows: BenchRow[] = [];
+  // wetty over HTTPS (the same kind of certificate), spawning the same ssh to the same sshd.
+  const wettyTlsKey = join(dir, "wetty.key");
+  const wettyTlsCert = join(dir, "wetty.crt");
+  await writeFile(wettyTlsKey, proxy.serverKeyPem, { mode: 0o600 });
+  await writeFile(wettyTlsCert, proxy.serverCertPem);
+  const wettyPort = await freePort();
+  const wettyMain = join(import.meta.dirname, "..", "node_modules", "wetty", "build", "main.js");
+  const wetty = spawn(
+    process.execPath,
+    [
+      wettyMain,
+      "--host",
+      "127.0.0.1",
+      "--port",
+      String(wettyPort),
+      "--base",
+      "/wetty/",
+      "--ssl-key",
+      wettyTlsKey,
+      "--ssl-cert",
+      wettyTlsCert,
+      "--ssh-host",
+      "127.0.0.1",
+      "--ssh-port",
+      String(sshd.port),
+      "--ssh-user",
+      "root",
+      "--ssh-auth",
+      "publickey",
+      "--ssh-config",
+      sshConfig,
+      "--known-hosts",
+      knownHosts,
+      "--force-ssh",
+      "--log-level",
+      "warn",
+    ],
+    { stdio: ["ignore", "pipe", "pipe"] },
+  );
+  cleanups.push(() => stopChild(wetty));
+  // wetty logs nothing at warn level once listening: poll its port.
+  for (let i = 0; ; i++) {
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = createServer();
+      s.once("error", () => resolve(true));
+      s.listen(wettyPort, "127.0.0.1", () => s.close(() => resolve(false)));
+    });
+    if (ok) break;
+    if (i > 300 || wetty.exitCode !== null) throw new Error("wetty did not start");
+    await new Promise((r) => setTimeout(r, 100));
+  }
+
+  const open = {
+    ssh: () => sshSession(sshArgs),
+    ws: () => openWs("bench-sshd"),
+    wetty: () => wettySession(wettyPort),
+  };
+  type PathName = keyof typeof open;
+  const paths: PathName[] = ["ssh", "ws", "wetty"];
+
+  // Throughput: interleaved rounds, fresh session per round, median per path.
+  const rates: Record<PathName, number[]> = { ssh: [], ws: [], wetty: [] };
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const p of paths) {
+      const s = await open[p]();
+      try {
+        s.write("stty -echo\r");
+        await new Promise((res) => setTimeout(res, 300));
+        rates[p].push(await throughput(s, PAYLOAD));
+      } finally {
+        s.close();
+      }
+    }
+  }
+  for (const p of paths) {
+    rows.push({
+      name: `throughput ${p} (${PAYLOAD / 1048576} MiB output)`,
+      perSecond: median(rates[p]),
+      unit: "B",
+    });
+  }
+
+  // Keystroke echo: one session per path, samples interleaved in blocks.
+  const echo: Record<PathName, number[]> = { ssh: [], ws: [], wetty: [] };
+  const sessions: Partial<Record<PathName, Session>> = {};
+  for (const p of paths) {
+    const s = await open[p]();
+    sessions[p] = s;
+    await startEcho(s);
+    await echoSamples(s, 20); // warm-up
+  }
+  for (let block = 0; block < 3; block++) {
+    for (const p of paths) {
+      const s = sessions[p];
+      if (s) echo[p].push(...(await echoSamples(s, ECHO_SAMPLES / 3)));
+    }
+  }
+  for (const p of paths) sessions[p]?.close();
+  for (const p of paths) {
+    rows.push({
+      name: `keystroke echo ${p}`,
+      p50Ms: percentile(echo[p], 50),
+      p99Ms: percentile(echo[p], 99),
+    });
+  }
+  const addedP50 = percentile(echo.ws, 50) - percentile(echo.ssh, 50);
+  const echoAddedP99 = percentile(echo.ws, 99) - percentile(echo.ssh, 99);
+  rows.push({ name: "keystroke echo added by the proxy (ws - ssh)", p50Ms: addedP50, p99Ms: echoAddedP99 });
+
+  return {
+    rows,
+    ratios: [
+      { name: "throughput ws / direct ssh", ratio: median(rates.ws) / median(rates.ssh), goal: 0.5 },
+      { name: "throughput ws / wetty", ratio: median(rates.ws) / median(rates.wetty), goal: 2 },
+      { name: "keystroke p99 added by proxy (ms)", ratio: echoAddedP99, goal: 1, lowerIsBetter: true },
+    ],
+  };
+}
+
 export default async function terminalBench(): Promise<BenchReport> {
   const cleanups: Array<() => Promise<unknown> | unknown> = [];
   const rows: BenchRow[] = [];
+  const ratios: BenchRatio[] = [];
   try {
     const env = await startAgentAuthEnv({ heartbeatIntervalSeconds: 3600 });
     cleanups.push(() => env.close());
@@ -130,176 +266,23 @@ export default async function terminalBench(): Promise<BenchReport> {
     );
     const sshArgs = ["-F", sshConfig, "-tt", "-p", String(sshd.port), "root@127.0.0.1"];
 
-    // wetty over HTTPS (the same kind of certificate), spawning the same ssh to the same sshd.
-    const wettyTlsKey = join(dir, "wetty.key");
-    const wettyTlsCert = join(dir, "wetty.crt");
-    await writeFile(wettyTlsKey, proxy.serverKeyPem, { mode: 0o600 });
-    await writeFile(wettyTlsCert, proxy.serverCertPem);
-    const wettyPort = await freePort();
-    const wettyMain = join(import.meta.dirname, "..", "node_modules", "wetty", "build", "main.js");
-    const wetty = spawn(
-      process.execPath,
-      [
-        wettyMain,
-        "--host",
-        "127.0.0.1",
-        "--port",
-        String(wettyPort),
-        "--base",
-        "/wetty/",
-        "--ssl-key",
-        wettyTlsKey,
-        "--ssl-cert",
-        wettyTlsCert,
-        "--ssh-host",
-        "127.0.0.1",
-        "--ssh-port",
-        String(sshd.port),
-        "--ssh-user",
-        "root",
-        "--ssh-auth",
-        "publickey",
-        "--ssh-config",
-        sshConfig,
-        "--known-hosts",
-        knownHosts,
-        "--force-ssh",
-        "--log-level",
-        "warn",
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    cleanups.push(() => stopChild(wetty));
-    // wetty logs nothing at warn level once listening: poll its port.
-    for (let i = 0; ; i++) {
-      const ok = await new Promise<boolean>((resolve) => {
-        const s = createServer();
-        s.once("error", () => resolve(true));
-        s.listen(wettyPort, "127.0.0.1", () => s.close(() => resolve(false)));
-      });
-      if (ok) break;
-      if (i > 300 || wetty.exitCode !== null) throw new Error("wetty did not start");
-      await new Promise((r) => setTimeout(r, 100));
-    }
-
     const openWs = (node: string): Promise<Session> =>
       wsSession({ url: proxyUrl, ca: env.cas.hostCa.certPem, servername: PUBLIC_HOST, sessionId, node });
-    const open = {
-      ssh: () => sshSession(sshArgs),
-      ws: () => openWs("bench-sshd"),
-      wetty: () => wettySession(wettyPort),
-    };
-    type PathName = keyof typeof open;
-    const paths: PathName[] = ["ssh", "ws", "wetty"];
-
-    // Throughput: interleaved rounds, fresh session per round, median per path.
-    const rates: Record<PathName, number[]> = { ssh: [], ws: [], wetty: [] };
-    for (let r = 0; r < ROUNDS; r++) {
-      for (const p of paths) {
-        const s = await open[p]();
-        try {
-          s.write("stty -echo\r");
-          await new Promise((res) => setTimeout(res, 300));
-          rates[p].push(await throughput(s, PAYLOAD));
-        } finally {
-          s.close();
-        }
-      }
+    if (PARTS.has("stream")) {
+      const r = await streamBench({ dir, proxy, cleanups, sshd, sshConfig, knownHosts, sshArgs, openWs });
+      rows.push(...r.rows);
+      ratios.push(...r.ratios);
     }
-    for (const p of paths) {
-      rows.push({
-        name: `throughput ${p} (${PAYLOAD / 1048576} MiB output)`,
-        perSecond: median(rates[p]),
-        unit: "B",
-      });
+    if (PARTS.has("open")) {
+      const r = await openBench({ env, dir, proxy, cleanups, ssh: () => sshSession(sshArgs), openWs });
+      rows.push(...r.rows);
+      ratios.push(...r.ratios);
     }
-
-    // Keystroke echo: one session per path, samples interleaved in blocks.
-    const echo: Record<PathName, number[]> = { ssh: [], ws: [], wetty: [] };
-    const sessions: Partial<Record<PathName, Session>> = {};
-    for (const p of paths) {
-      const s = await open[p]();
-      sessions[p] = s;
-      await startEcho(s);
-      await echoSamples(s, 20); // warm-up
-    }
-    for (let block = 0; block < 3; block++) {
-      for (const p of paths) {
-        const s = sessions[p];
-        if (s) echo[p].push(...(await echoSamples(s, ECHO_SAMPLES / 3)));
-      }
-    }
-    for (const p of paths) sessions[p]?.close();
-    for (const p of paths) {
-      rows.push({
-        name: `keystroke echo ${p}`,
-        p50Ms: percentile(echo[p], 50),
-        p99Ms: percentile(echo[p], 99),
-      });
-    }
-    const addedP50 = percentile(echo.ws, 50) - percentile(echo.ssh, 50);
-    const addedP99 = percentile(echo.ws, 99) - percentile(echo.ssh, 99);
-    rows.push({ name: "keystroke echo added by the proxy (ws - ssh)", p50Ms: addedP50, p99Ms: addedP99 });
-
-    // Memory: idle sessions to a node agent, proxy process measured after GC.
-    const agentDir = join(dir, "agent");
-    const agent = startAgentProcess({
-      authAddress: env.address,
-      authServerName: env.serverName,
-      caPin: env.pin,
-      token: await env.addToken("bench-agent-token"),
-      dataDir: agentDir,
-      listen: "127.0.0.1:0",
-      hostname: "bench-agent",
-      heartbeatIntervalSeconds: 3600,
-    });
-    cleanups.push(() => agent.stop());
-    await agent.ready;
-    const idle: Session[] = [];
-    cleanups.push(() => {
-      for (const s of idle) s.close();
-    });
-    const base = await proxy.memory();
-    let opened = 0;
-    let failure = "";
-    const started = performance.now();
-    while (opened < SESSIONS && failure === "") {
-      const batch = Math.min(20, SESSIONS - opened);
-      const results = await Promise.allSettled(Array.from({ length: batch }, () => openWs("bench-agent")));
-      for (const r of results) {
-        if (r.status === "fulfilled") idle.push(r.value);
-        else failure = r.reason instanceof Error ? r.reason.message : String(r.reason);
-      }
-      opened = idle.length;
-    }
-    const openSeconds = (performance.now() - started) / 1000;
-    await new Promise((r) => setTimeout(r, 3000));
-    const loaded = await proxy.memory();
-    const perSession = (k: keyof ProxyMemory): number => (loaded[k] - base[k]) / Math.max(1, opened);
-    const rssKiB = perSession("rss") / 1024;
-    const jsKiB = (perSession("heapUsed") + perSession("external")) / 1024;
-    rows.push({
-      name: `proxy memory per idle session (${opened} open)`,
-      note: `RSS +${rssKiB.toFixed(1)} KiB, V8 heap+external +${jsKiB.toFixed(1)} KiB; opened in ${openSeconds.toFixed(0)} s${failure ? `; stopped early: ${failure}` : ""}`,
-    });
-    for (const s of idle) s.close();
-    idle.length = 0;
 
     return {
       title: "browser terminal (WebSocket via proxy vs direct ssh vs wetty, same sshd node)",
       rows,
-      ratios: [
-        { name: "throughput ws / direct ssh", ratio: median(rates.ws) / median(rates.ssh), goal: 0.5 },
-        { name: "throughput ws / wetty", ratio: median(rates.ws) / median(rates.wetty), goal: 2 },
-        { name: "keystroke p99 added by proxy (ms)", ratio: addedP99, goal: 1, lowerIsBetter: true },
-        // The larger of the two views, so neither a pre-reserved heap nor native buffers hide cost.
-        {
-          name: "proxy memory per idle session (KiB)",
-          ratio: Math.max(rssKiB, jsKiB),
-          goal: 256,
-          lowerIsBetter: true,
-        },
-      ],
+      ratios,
     };
   } finally {
     for (const c of cleanups.reverse()) {

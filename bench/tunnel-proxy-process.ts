@@ -7,7 +7,8 @@
 //   hands ALPN svc-tunnel connections to the tunnel server and the terminal route reaches nodes
 //   through the NodeDialer (tunnel first, then the node's address). It prints "READY <port>" and
 //   answers {cmd:"memory"} (after a full GC), {cmd:"cpu"} (process.cpuUsage since start, µs, and
-//   the wall clock) and {cmd:"tunnels"} (how many are registered).
+//   the wall clock), {cmd:"tunnels"} (how many are registered) and {cmd:"opens"} (the stage
+//   timings of terminals opened since the last ask).
 import { type ChildProcess, fork } from "node:child_process";
 import pino from "pino";
 import {
@@ -22,7 +23,7 @@ import { proxyDefaults } from "../server/proxy/config.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
 import { startProxyServer } from "../server/proxy/server.ts";
 import { GrpcTerminalAuthApi } from "../server/proxy/terminal-auth.ts";
-import { terminalRoutes } from "../server/proxy/terminal-route.ts";
+import { type TerminalOpenTimings, terminalRoutes } from "../server/proxy/terminal-route.ts";
 import { createProxyTunnels } from "../server/proxy/tunnel/index.ts";
 import type { AgentAuthEnv } from "../test/agent-fixture.ts";
 
@@ -61,6 +62,8 @@ export interface ProxyProcess {
   memory(): Promise<ProxyMemory>;
   cpu(): Promise<ProxyCpu>;
   tunnels(): Promise<number>;
+  /** stage timings of the terminals opened since the last call */
+  opens(): Promise<TerminalOpenTimings[]>;
   stop(): Promise<void>;
 }
 
@@ -121,8 +124,13 @@ export async function startProxyProcess(env: AgentAuthEnv, publicHost: string): 
     serverKeyPem: privateKeyToPem(serverKey.privateKey),
     publicUrl: `https://${publicHost}`,
   };
+  // SVC_BENCH_CPU_PROF=<folder>: a CPU profile of the proxy, written when it exits.
+  const profDir = process.env["SVC_BENCH_CPU_PROF"];
   const child = fork(import.meta.filename, [JSON.stringify(cfg)], {
-    execArgv: ["--expose-gc"],
+    execArgv: [
+      "--expose-gc",
+      ...(profDir ? ["--cpu-prof", `--cpu-prof-dir=${profDir}`, "--cpu-prof-name=proxy.cpuprofile"] : []),
+    ],
     stdio: ["ignore", "pipe", "pipe", "ipc"],
   });
   // One request at a time: each answer is the next message.
@@ -141,6 +149,7 @@ export async function startProxyProcess(env: AgentAuthEnv, publicHost: string): 
       memory: () => ask<ProxyMemory>("memory"),
       cpu: () => ask<ProxyCpu>("cpu"),
       tunnels: async () => (await ask<{ tunnels: number }>("tunnels")).tunnels,
+      opens: async () => (await ask<{ opens: TerminalOpenTimings[] }>("opens")).opens,
       stop: () => stopChild(child),
     };
   } catch (err) {
@@ -159,6 +168,7 @@ async function main(cfg: ProxyProcessConfig): Promise<void> {
     serverName: cfg.authServerName,
   };
   const authApi = new GrpcAuthApi(grpc);
+  const opens: TerminalOpenTimings[] = [];
   const terminalAuth = new GrpcTerminalAuthApi(grpc);
   // As `svcd proxy` assembles them. No registered-node check: auth's backend is in the benchmark's
   // process (svcd start checks its node records; the check is one lookup per tunnel at connect).
@@ -186,7 +196,14 @@ async function main(cfg: ProxyProcessConfig): Promise<void> {
     logger,
     ready: () => true,
     resources: { list: () => [] },
-    routes: [terminalRoutes({ terminalAuth, clock: systemClock, dialer: tunnels.dialer })],
+    routes: [
+      terminalRoutes({
+        terminalAuth,
+        clock: systemClock,
+        dialer: tunnels.dialer,
+        onOpened: (t) => opens.push(t),
+      }),
+    ],
   });
   tunnels.attach(proxy.router);
 
@@ -209,6 +226,8 @@ async function main(cfg: ProxyProcessConfig): Promise<void> {
       process.send?.(out);
     } else if (msg?.cmd === "tunnels") {
       process.send?.({ tunnels: tunnels.registry.size });
+    } else if (msg?.cmd === "opens") {
+      process.send?.({ opens: opens.splice(0) });
     }
   });
   process.once("SIGTERM", () => {

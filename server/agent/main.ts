@@ -63,7 +63,7 @@ export interface AgentOptions {
   /** overrides auth's heartbeat interval hint (tests) */
   heartbeatIntervalSeconds?: number;
   /** passed to the SSH server (tests) */
-  ssh?: Pick<AgentSshServerOptions, "lookupUser" | "processUid" | "sessionPath">;
+  ssh?: Pick<AgentSshServerOptions, "lookupUser" | "processUid" | "sessionPath" | "onSessionOpened">;
   /**
    * Serve SSH through a reverse tunnel to the proxy (docs/tunnels.md). `proxyAddress` defaults to
    * the proxy auth is reached through (proxyAddress above). With a tunnel and no `listen`, the

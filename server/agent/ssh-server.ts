@@ -63,6 +63,22 @@ export interface SessionObserver {
   start(info: SessionInfo): SessionSink | undefined;
 }
 
+/**
+ * Where the agent's time went opening one session, ms between stages (performance.now()):
+ * connection accepted -> signed login request (key exchange and the client's auth round trips)
+ * -> auth said yes (AuthorizeSshLogin) -> login user looked up -> shell or exec requested (the
+ * client's channel and PTY requests) -> process spawned -> its first output.
+ */
+export interface SessionOpenTimings {
+  handshakeMs: number;
+  authorizeMs: number;
+  userMs: number;
+  channelMs: number;
+  spawnMs: number;
+  firstOutputMs: number;
+  totalMs: number;
+}
+
 export interface AgentSshServerOptions {
   /** the node's host private key (KeyObject or PEM) */
   hostKey: KeyObject | string;
@@ -96,6 +112,8 @@ export interface AgentSshServerOptions {
   sessionPath?: string;
   /** a connection that has not authenticated by then is dropped; default 60 s */
   loginGraceMs?: number;
+  /** sees each session's open timings once its process first prints (benchmarks, metrics) */
+  onSessionOpened?: (timings: SessionOpenTimings) => void;
 }
 
 export interface LoginQuestion {
@@ -115,6 +133,8 @@ interface LoggedIn {
   cert: ParsedSshCertificate;
   user: PasswdEntry;
   dropPrivileges: boolean;
+  /** performance.now() at accept, signed request, auth's answer, user looked up */
+  at: { accepted: number; signed: number; authorized: number; user: number };
 }
 
 /** An authenticated connection as enforcement sees it (closeWhere). */
@@ -275,6 +295,7 @@ export class AgentSshServer {
     let loggedIn: LoggedIn | undefined;
     const maxTries = o.maxAuthTries ?? 6;
     const grace = setTimeout(() => conn.end(), o.loginGraceMs ?? 60_000);
+    const accepted = performance.now();
 
     const refuse = (ctx: AuthContext, reason: string, keyId?: string): void => {
       o.logger.info({ login: ctx.username, remoteAddress, keyId, reason }, "login refused");
@@ -333,17 +354,25 @@ export class AgentSshServer {
         refuse(ctx, err instanceof Error ? err.message : "login refused", cert.keyId);
         return;
       }
+      const signed = performance.now();
+      let authorized = signed;
       o.authorizeLogin(question)
-        .then(() =>
-          resolveLoginUser(
+        .then(() => {
+          authorized = performance.now();
+          return resolveLoginUser(
             ctx.username,
             o.processUid ?? process.getuid?.() ?? -1,
             o.lookupUser ?? getentPasswd,
-          ),
-        )
+          );
+        })
         .then(
           ({ user, dropPrivileges }) => {
-            loggedIn = { cert, user, dropPrivileges };
+            loggedIn = {
+              cert,
+              user,
+              dropPrivileges,
+              at: { accepted, signed, authorized, user: performance.now() },
+            };
             o.audit({
               type: "ssh.auth",
               login: ctx.username,
@@ -423,6 +452,7 @@ export class AgentSshServer {
 
     const run = (channel: ServerChannel, requested: string | undefined): void => {
       started = true;
+      const requestedAt = performance.now();
       live.channels.add(channel);
       channel.once("close", () => live.channels.delete(channel));
       const forced = cert.criticalOptions["force-command"];
@@ -462,12 +492,29 @@ export class AgentSshServer {
         ...(ptyReq ? { pty: ptyReq } : {}),
         env,
       });
+      const spawnedAt = performance.now();
+      let firstOutput = o.onSessionOpened !== undefined;
+      const opened = (): void => {
+        firstOutput = false;
+        const now = performance.now();
+        const at = who.at;
+        o.onSessionOpened?.({
+          handshakeMs: at.signed - at.accepted,
+          authorizeMs: at.authorized - at.signed,
+          userMs: at.user - at.authorized,
+          channelMs: requestedAt - at.user,
+          spawnMs: spawnedAt - requestedAt,
+          firstOutputMs: now - spawnedAt,
+          totalMs: now - at.accepted,
+        });
+      };
       resizeTo = (cols, rows) => {
         proc.resize(cols, rows);
         sink?.resize(cols, rows);
       };
       // Back-pressure: stop reading the process while the SSH window is full.
       const forward = (write: (d: Buffer) => boolean) => (data: Buffer) => {
+        if (firstOutput) opened();
         sink?.output(data);
         // Ended by closeWhere (a lock): what the process still prints goes nowhere.
         if (channel.writableEnded) return;

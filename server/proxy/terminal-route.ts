@@ -56,6 +56,8 @@ export interface TerminalRouteOptions {
   maxEarlyBytes?: number;
   /** sees every bridged session's live counters (metrics, tests) */
   onBridge?: (stats: BridgeStats) => void;
+  /** sees where each opened terminal's time went (benchmarks, metrics) */
+  onOpened?: (timings: TerminalOpenTimings) => void;
   /** how nodes are reached (tunnels, peers, addresses); default: their addresses over TCP */
   dialer?: NodeDialer;
   /** closes a locked user's terminals and node streams (server/proxy/locks.ts) */
@@ -63,6 +65,26 @@ export interface TerminalRouteOptions {
 }
 
 export const TERMINAL_PATH = "/v1/webapi/ssh/connect";
+
+/**
+ * Where the proxy's time went opening one terminal, ms between stages (performance.now()):
+ * request received -> session checked and upgraded -> auth's per-node decision
+ * (AuthorizeNodeLogin) -> ephemeral key -> certificate (IssueUserCerts) -> node dialed -> SSH
+ * handshake and login (the node's own decision included) -> shell channel with its PTY.
+ */
+export interface TerminalOpenTimings {
+  sessionMs: number;
+  authorizeMs: number;
+  keyMs: number;
+  certMs: number;
+  dialMs: number;
+  handshakeMs: number;
+  shellMs: number;
+  totalMs: number;
+}
+
+/** performance.now() when each terminal upgrade request arrived. */
+const receivedAt = new WeakMap<FastifyRequest, number>();
 
 const Login = Type.String({ minLength: 1, maxLength: 32, pattern: "^[A-Za-z0-9_][A-Za-z0-9._-]*$" });
 const ConnectQuery = Type.Object(
@@ -174,6 +196,21 @@ export function upgradeAuthenticator(
   };
 }
 
+/** The stage durations from the timestamps pushed while opening (see TerminalOpenTimings). */
+function openTimings(at: readonly number[]): TerminalOpenTimings {
+  const d = (i: number): number => (at[i + 1] ?? 0) - (at[i] ?? 0);
+  return {
+    sessionMs: d(0),
+    authorizeMs: d(1),
+    keyMs: d(2),
+    certMs: d(3),
+    dialMs: d(4),
+    handshakeMs: d(5),
+    shellMs: d(6),
+    totalMs: (at[at.length - 1] ?? 0) - (at[0] ?? 0),
+  };
+}
+
 export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
   const limits = opts.limits ?? defaultBridgeLimits;
   const maxEarly = opts.maxEarlyBytes ?? 64 * 1024;
@@ -222,12 +259,15 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
     async function open(
       request: FastifyRequest,
       q: ConnectQuery,
+      at: number[],
     ): Promise<{ client: SshClient; node: NodeInfo; login: string }> {
       const sessionId = sessionOf(request).sessionId;
       const login = q.login ?? "root";
       // Auth decides per node (roles' logins for its labels); hidden nodes are "unknown" too.
       const node = requireReachable(await opts.terminalAuth.authorizeNodeLogin(sessionId, q.node, login));
+      at.push(performance.now());
       const key = generateSshKeyPair("ed25519", { comment: "svc-proxy-terminal" });
+      at.push(performance.now());
       const cert = await opts.terminalAuth.issueUserCertificate(
         sessionId,
         key.publicLine,
@@ -240,8 +280,10 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
         throw new AccessDeniedError(`login ${JSON.stringify(login)} is not allowed by your roles`);
       }
       if (cert.hostCaKeys.length === 0) throw new UnavailableError("auth published no host CA key");
+      at.push(performance.now());
       // Tunnel, peer proxy or TCP: the dialer decides; the SSH handshake is the same over each.
       const sock = await dialer.dial(node);
+      at.push(performance.now());
       const client = await connectWithCertificate({
         host: node.hostname,
         port: 0,
@@ -273,6 +315,7 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
         websocket: true,
         schema: { hide: true, querystring: ConnectQuery },
         preValidation: async (request, reply) => {
+          receivedAt.set(request, performance.now());
           await app.limitSessionRequests(request, reply);
           await authenticate(request, reply);
         },
@@ -309,8 +352,11 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
 
         void (async () => {
           let client: SshClient | undefined;
+          // Stage timestamps: received, upgraded, then pushed by open() and below.
+          const at = [receivedAt.get(request) ?? performance.now(), performance.now()];
           try {
-            const opened = await open(request, q);
+            const opened = await open(request, q, at);
+            at.push(performance.now());
             client = opened.client;
             if (closed) throw new UnavailableError("browser went away");
             const channel = await shell(client, {
@@ -327,8 +373,16 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
               return;
             }
             socket.send(encodeControl({ type: "ready", node: opened.node.hostname, login: opened.login }));
+            at.push(performance.now());
+            const timings = openTimings(at);
+            opts.onOpened?.(timings);
             request.log.info(
-              { user: sessionOf(request).info.username, node: opened.node.hostname, login: opened.login },
+              {
+                user: sessionOf(request).info.username,
+                node: opened.node.hostname,
+                login: opened.login,
+                openMs: Math.round(timings.totalMs),
+              },
               "terminal session started",
             );
             const stats = bridge(socket, channel, { limits, early, onEnd: () => c.end() });

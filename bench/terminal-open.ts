@@ -1,0 +1,199 @@
+// Opening terminals (issue 17), a part of the terminal benchmark: the same count of idle sessions
+// per path with the same number opening at a time, each timed until its shell has run a command.
+// Paths: direct `ssh` with a user certificate to OpenSSH sshd (the baseline), the proxy's terminal
+// WebSocket to that sshd (what the proxy adds), and the WebSocket to our agent (our whole path).
+// Where the time goes comes from stage timestamps taken in the proxy (TerminalOpenTimings) and in
+// the agent (SessionOpenTimings); the proxy's memory per idle session is read with the agent's
+// sessions all open.
+import { join } from "node:path";
+import type { SessionOpenTimings } from "../server/agent/ssh-server.ts";
+import type { TerminalOpenTimings } from "../server/proxy/terminal-route.ts";
+import type { AgentAuthEnv } from "../test/agent-fixture.ts";
+import { type BenchRatio, type BenchRow, percentile } from "./report.ts";
+import { startBenchAgent } from "./terminal-agent-process.ts";
+import type { Session } from "./terminal-session.ts";
+import type { ProxyMemory, ProxyProcess } from "./tunnel-proxy-process.ts";
+
+const SESSIONS = Number(process.env["SVC_BENCH_TERMINAL_SESSIONS"] ?? 200);
+const IN_FLIGHT = Number(process.env["SVC_BENCH_TERMINAL_IN_FLIGHT"] ?? 8);
+const OPENED_MARK = "OPEN-42";
+
+interface Opened {
+  sessions: Session[];
+  /** ms from starting to open each session to its shell's answer to a command */
+  latencies: number[];
+  seconds: number;
+  failure?: string;
+}
+
+/**
+ * Opens `n` sessions with `inFlight` opening at a time and keeps them open (idle). Each counts as
+ * open once its shell has run `echo` (the marker is assembled by the shell, so the echoed command
+ * line never matches it).
+ */
+async function openMany(open: () => Promise<Session>, n: number, inFlight: number): Promise<Opened> {
+  const out: Opened = { sessions: [], latencies: [], seconds: 0 };
+  let next = 0;
+  const started = performance.now();
+  const worker = async (): Promise<void> => {
+    while (next < n && out.failure === undefined) {
+      next++;
+      const t0 = performance.now();
+      try {
+        const s = await open();
+        out.sessions.push(s);
+        const seen = s.until(OPENED_MARK, 60_000);
+        s.write("echo OP''EN-$((40+2))\r");
+        await seen;
+        out.latencies.push(performance.now() - t0);
+      } catch (err) {
+        out.failure = err instanceof Error ? err.message : String(err);
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  out.seconds = (performance.now() - started) / 1000;
+  return out;
+}
+
+const pause = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+function stageRows<T extends object>(label: string, samples: readonly T[]): BenchRow[] {
+  return (Object.keys(samples[0] ?? {}) as (keyof T)[]).map((k) => {
+    const xs = samples.map((x) => Number(x[k]));
+    return { name: `  ${label}: ${String(k)}`, p50Ms: percentile(xs, 50), p99Ms: percentile(xs, 99) };
+  });
+}
+
+export async function openBench(o: {
+  env: AgentAuthEnv;
+  dir: string;
+  proxy: ProxyProcess;
+  cleanups: Array<() => Promise<unknown> | unknown>;
+  /** a direct ssh session to the agentless sshd */
+  ssh: () => Promise<Session>;
+  /** a terminal WebSocket through the proxy to a node */
+  openWs: (node: string) => Promise<Session>;
+}): Promise<{ rows: BenchRow[]; ratios: BenchRatio[] }> {
+  const { env, proxy } = o;
+  const rows: BenchRow[] = [];
+  const agent = await startBenchAgent({
+    authAddress: env.address,
+    authServerName: env.serverName,
+    caPin: env.pin,
+    token: await env.addToken("bench-agent-token"),
+    dataDir: join(o.dir, "agent"),
+    listen: "127.0.0.1:0",
+    hostname: "bench-agent",
+    heartbeatIntervalSeconds: 3600,
+  });
+  o.cleanups.push(() => agent.stop());
+  // One warm-up session per path (code loaded, connections to auth up), not timed.
+  const paths = {
+    "ssh -> sshd": o.ssh,
+    "ws -> sshd": () => o.openWs("bench-sshd"),
+    "ws -> agent": () => o.openWs("bench-agent"),
+  };
+  type OpenPath = keyof typeof paths;
+  const names = Object.keys(paths) as OpenPath[];
+  for (const p of names) {
+    const w = await openMany(paths[p], 1, 1);
+    for (const s of w.sessions) s.close();
+    if (w.failure) throw new Error(`${p}: ${w.failure}`);
+  }
+  await pause(1000);
+  await proxy.opens();
+  await agent.opens();
+
+  const opened: Partial<Record<OpenPath, Opened>> = {};
+  const proxyStages: Partial<Record<OpenPath, TerminalOpenTimings[]>> = {};
+  let base: ProxyMemory | undefined;
+  let loaded: ProxyMemory | undefined;
+  // CPU per opened session: the proxy's and the agent's own processes; this process holds auth
+  // and the clients (ssh processes for the direct path are not counted here).
+  const cpuRows: BenchRow[] = [];
+  for (const p of names) {
+    if (p === "ws -> agent") base = await proxy.memory();
+    const cpu0 = {
+      proxy: (await proxy.cpu()).cpuMicros,
+      agent: await agent.cpuMicros(),
+      self: process.cpuUsage(),
+    };
+    const r = await openMany(paths[p], SESSIONS, IN_FLIGHT);
+    const n = Math.max(1, r.latencies.length);
+    const self = process.cpuUsage(cpu0.self);
+    cpuRows.push({
+      name: `  CPU per open ${p}`,
+      note: [
+        `proxy ${(((await proxy.cpu()).cpuMicros - cpu0.proxy) / n / 1000).toFixed(2)} ms`,
+        `agent ${(((await agent.cpuMicros()) - cpu0.agent) / n / 1000).toFixed(2)} ms`,
+        `auth + clients ${((self.user + self.system) / n / 1000).toFixed(2)} ms`,
+      ].join(", "),
+    });
+    o.cleanups.push(() => {
+      for (const s of r.sessions) s.close();
+    });
+    opened[p] = r;
+    proxyStages[p] = await proxy.opens();
+    if (p === "ws -> agent") {
+      await pause(3000);
+      loaded = await proxy.memory();
+    }
+    for (const s of r.sessions) s.close();
+    r.sessions.length = 0;
+    // The closed sessions' processes exit before the next path is timed.
+    await pause(3000);
+    rows.push({
+      name: `open ${p} (${r.latencies.length} idle, ${IN_FLIGHT} in flight)`,
+      perSecond: r.latencies.length / r.seconds,
+      unit: "sessions",
+      p50Ms: percentile(r.latencies, 50),
+      p99Ms: percentile(r.latencies, 99),
+      ...(r.failure ? { note: `stopped early: ${r.failure}` } : {}),
+    });
+  }
+  rows.push(...cpuRows);
+  const agentStages: SessionOpenTimings[] = await agent.opens();
+  rows.push(...stageRows("proxy ws -> sshd", proxyStages["ws -> sshd"] ?? []));
+  rows.push(...stageRows("proxy ws -> agent", proxyStages["ws -> agent"] ?? []));
+  rows.push(...stageRows("agent", agentStages));
+
+  const lat = (p: OpenPath, q: number): number => percentile(opened[p]?.latencies ?? [], q);
+  const rate = (p: OpenPath): number => {
+    const r = opened[p];
+    return r ? r.latencies.length / r.seconds : 0;
+  };
+  const addedP99 = lat("ws -> agent", 99) - lat("ssh -> sshd", 99);
+  rows.push({
+    name: "open added over OpenSSH (ws -> agent minus ssh)",
+    p50Ms: lat("ws -> agent", 50) - lat("ssh -> sshd", 50),
+    p99Ms: addedP99,
+  });
+  const count = opened["ws -> agent"]?.latencies.length ?? 0;
+  const perSession = (k: keyof ProxyMemory): number =>
+    base && loaded ? (loaded[k] - base[k]) / Math.max(1, count) : Number.NaN;
+  const rssKiB = perSession("rss") / 1024;
+  const jsKiB = (perSession("heapUsed") + perSession("external")) / 1024;
+  rows.push({
+    name: `proxy memory per idle session (${count} open)`,
+    note: `RSS +${rssKiB.toFixed(1)} KiB, V8 heap+external +${jsKiB.toFixed(1)} KiB`,
+  });
+  return {
+    rows,
+    ratios: [
+      {
+        name: "new sessions/s ws -> agent / ssh -> sshd",
+        ratio: rate("ws -> agent") / rate("ssh -> sshd"),
+        goal: 0.5,
+      },
+      { name: "open p99 added over OpenSSH (ms)", ratio: addedP99, goal: 20, lowerIsBetter: true },
+      // The larger of the two views, so neither a pre-reserved heap nor native buffers hide cost.
+      {
+        name: "proxy memory per idle session (KiB)",
+        ratio: Math.max(rssKiB, jsKiB),
+        goal: 256,
+        lowerIsBetter: true,
+      },
+    ],
+  };
+}
