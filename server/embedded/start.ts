@@ -36,6 +36,7 @@ import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
 import { GrpcTerminalAuthApi } from "../proxy/terminal-auth.ts";
 import { terminalRoutes } from "../proxy/terminal-route.ts";
 import { createProxyTunnels } from "../proxy/tunnel/index.ts";
+import { proxyAuthConnection } from "../proxy/tunnel/registration.ts";
 import { ServerCertRenewer } from "../roles/server-cert-renewal.ts";
 import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
@@ -201,13 +202,20 @@ export async function startEmbedded(
       clientTls: await issueProxyClient(),
       issueServerTls: issueProxyTls,
       issueClientTls: issueProxyClient,
+      // One channel to auth per client certificate, shared by every wrapper and stream.
       clients: (c) => {
-        const o = { ...authTarget, caPems: cas.trustedHostCaPems(), certPem: c.certPem, keyPem: c.keyPem };
+        const connection = proxyAuthConnection({
+          ...authTarget,
+          caPems: cas.trustedHostCaPems(),
+          certPem: c.certPem,
+          keyPem: c.keyPem,
+        });
         return {
-          authApi: new GrpcAuthApi(o),
-          cliAuthApi: new GrpcCliAuthApi(o),
-          terminalAuth: new GrpcTerminalAuthApi(o),
-          adminApi: new GrpcAdminAuthApi(o),
+          connection,
+          authApi: new GrpcAuthApi(connection),
+          cliAuthApi: new GrpcCliAuthApi(connection),
+          terminalAuth: new GrpcTerminalAuthApi(connection),
+          adminApi: new GrpcAdminAuthApi(connection),
         };
       },
       clock,
@@ -218,19 +226,15 @@ export async function startEmbedded(
     const cliAuthApi = proxyIdentity.client("cliAuthApi");
     const terminalAuth = proxyIdentity.client("terminalAuth");
     const adminApi = proxyIdentity.client("adminApi");
+    // The connection in force (a forwarding handle: client and metadata follow renewals).
+    const authConnection = proxyIdentity.client("connection");
     // Nodes reach auth where svcd prints it (auth.advertise_addr, else the listen address).
     const agentAuthAddress = config.auth.advertise_addr ?? `${authListen.host}:${auth.port}`;
     const registry = createMetricsRegistry("svcd");
     // Locks reach the proxy pushed (WatchTrust as the proxy): locked users' sessions and
     // terminals are refused and closed here without asking auth (docs/locks.md).
     const trust = startProxyTrust({
-      identity: () => ({
-        address: `${authListen.host === "0.0.0.0" ? "127.0.0.1" : authListen.host}:${auth.port}`,
-        serverName: "localhost",
-        caPems: cas.trustedHostCaPems(),
-        certPem: proxyIdentity.clientTls().certPem,
-        keyPem: proxyIdentity.clientTls().keyPem,
-      }),
+      connection: () => authConnection,
       clock,
       logger: logger.child({ component: "proxy-trust" }),
       metrics: registry,

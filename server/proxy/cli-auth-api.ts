@@ -1,8 +1,17 @@
 // What the CLI-facing proxy routes ask auth, beyond the web API's AuthApi: IssueUserCerts with the
 // caller's session (`svc certs`, `svc ssh --direct`) and the unauthenticated ResetPassword (the
 // one-time token is the proof). Auth decides everything; the proxy only forwards.
+import { Metadata } from "@grpc/grpc-js";
 import { UnavailableError } from "../../core/errors.ts";
-import { type AuthServiceClient, callUnary, createAuthClient, userMetadata } from "../auth/client.ts";
+import {
+  type AuthConnection,
+  type AuthServiceClient,
+  type AuthSource,
+  callUnary,
+  connectionOf,
+  userMetadata,
+  waitForReady,
+} from "../auth/client.ts";
 
 export interface IssuedUserCerts {
   certificate: string;
@@ -36,18 +45,18 @@ export interface GrpcCliAuthOptions {
 }
 
 export class GrpcCliAuthApi implements CliAuthApi {
+  readonly #connection: AuthConnection;
   readonly #client: AuthServiceClient;
+  readonly #owned: boolean;
   readonly #timeoutMs: number;
 
-  constructor(o: GrpcCliAuthOptions) {
-    this.#client = createAuthClient({
-      address: o.address,
-      caPems: [...o.caPems],
-      certPem: o.certPem,
-      keyPem: o.keyPem,
-      ...(o.serverName ? { serverName: o.serverName } : {}),
-    });
-    this.#timeoutMs = o.timeoutMs ?? 10_000;
+  /** Takes the process's shared connection to auth (or options for a private one). */
+  constructor(source: AuthSource | GrpcCliAuthOptions) {
+    const c = connectionOf(source);
+    this.#connection = c.connection;
+    this.#client = c.connection.client;
+    this.#owned = c.owned;
+    this.#timeoutMs = c.timeoutMs;
   }
 
   async issueUserCerts(
@@ -60,7 +69,9 @@ export class GrpcCliAuthApi implements CliAuthApi {
       this.#client,
       "IssueUserCerts",
       { ssh_public_key: publicKeyLine, ttl_seconds: ttlSeconds, node },
-      userMetadata(sessionId),
+      // Wait-for-ready, not retried: a certificate is issued (and audited) once; grpc-js retries
+      // only a call that never reached auth's code.
+      waitForReady(userMetadata(sessionId)),
       { deadline: Date.now() + this.#timeoutMs },
     );
     if (!r.ssh_certificate) throw new UnavailableError("auth issued no certificate");
@@ -79,13 +90,13 @@ export class GrpcCliAuthApi implements CliAuthApi {
       this.#client,
       "ResetPassword",
       { token, new_password: newPassword },
-      undefined,
+      waitForReady(new Metadata()),
       { deadline: Date.now() + this.#timeoutMs },
     );
     return { username: r.username };
   }
 
   close(): void {
-    this.#client.close();
+    if (this.#owned) this.#connection.close();
   }
 }

@@ -2,7 +2,6 @@
 // caller's session forwarded as `authorization: Bearer`, gRPC statuses turned back into core
 // errors so the proxy's error handler maps them like any other.
 
-import * as grpc from "@grpc/grpc-js";
 import { type CallOptions, Metadata, type ServiceError, status } from "@grpc/grpc-js";
 import type {
   AuthenticationResponseJSON,
@@ -10,7 +9,6 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from "@simplewebauthn/server";
-import { service as healthService } from "grpc-health-check";
 import {
   AccessDeniedError,
   AlreadyExistsError,
@@ -43,8 +41,7 @@ import type { ValidateSSOResponseResult__Output } from "../../proto/generated/sv
 import type { WebAuthnChallenge__Output } from "../../proto/generated/svc/v1/WebAuthnChallenge.ts";
 import type { WebAuthnDevice__Output } from "../../proto/generated/svc/v1/WebAuthnDevice.ts";
 import type { WebAuthnRelyingParty } from "../../proto/generated/svc/v1/WebAuthnRelyingParty.ts";
-import { AuthServiceClientConstructor, CLIENT_MESSAGE_LIMITS } from "../auth/proto.ts";
-import { authClientCredentials } from "../auth/tls.ts";
+import { type AuthConnection, type AuthSource, connectionOf, waitForReady } from "../auth/client.ts";
 import type {
   AuditEventInfo,
   AuditQuery,
@@ -204,41 +201,29 @@ function device(d: WebAuthnDevice__Output): WebAuthnDevice {
   };
 }
 
-interface HealthClient extends grpc.Client {
-  Check(
-    req: { service: string },
-    md: Metadata,
-    opts: CallOptions,
-    cb: Callback<{ status: string | number }>,
-  ): grpc.ClientUnaryCall;
-}
-
 export class GrpcAuthApi implements AuthApi {
+  readonly #connection: AuthConnection;
   readonly #client: AuthServiceClient;
-  readonly #health: HealthClient;
+  readonly #owned: boolean;
   readonly #timeoutMs: number;
 
-  constructor(opts: GrpcAuthApiOptions) {
-    const credentials = authClientCredentials({
-      caPems: opts.caPems,
-      certPem: opts.certPem,
-      keyPem: opts.keyPem,
-    });
-    // channelz off: nobody reads it, and its per-call bookkeeping is a visible share of a small call.
-    // Auth's message limits, as every other auth client has them (responses up to 16 MiB).
-    const channelOptions: grpc.ChannelOptions = { "grpc.enable_channelz": 0, ...CLIENT_MESSAGE_LIMITS };
-    if (opts.serverName !== undefined) channelOptions["grpc.ssl_target_name_override"] = opts.serverName;
-    this.#client = new AuthServiceClientConstructor(opts.address, credentials, channelOptions);
-    const HealthCtor = grpc.makeGenericClientConstructor(healthService, "Health");
-    this.#health = new HealthCtor(opts.address, credentials, channelOptions) as unknown as HealthClient;
-    this.#timeoutMs = opts.timeoutMs ?? 10_000;
+  /** Takes the process's shared connection to auth (or options for a private one). */
+  constructor(source: AuthSource | GrpcAuthApiOptions) {
+    const c = connectionOf(source);
+    this.#connection = c.connection;
+    this.#client = c.connection.client;
+    this.#owned = c.owned;
+    this.#timeoutMs = c.timeoutMs;
   }
 
   #call<T>(
     sessionId: string | undefined,
     start: (md: Metadata, o: CallOptions, cb: Callback<T>) => void,
   ): Promise<T> {
-    const md = new Metadata();
+    // Wait-for-ready: while auth restarts (or a replica drains) the call waits for a ready
+    // connection within its deadline instead of failing at once; reads are also retried on
+    // UNAVAILABLE by the channel's service config (server/auth/client.ts).
+    const md = waitForReady(new Metadata());
     if (sessionId !== undefined) md.set("authorization", `Bearer ${sessionId}`);
     return new Promise<T>((resolve, reject) => {
       start(md, { deadline: Date.now() + this.#timeoutMs }, (err, value) => {
@@ -620,20 +605,12 @@ export class GrpcAuthApi implements AuthApi {
     };
   }
 
-  async health(): Promise<boolean> {
-    try {
-      const res = await this.#call<{ status: string | number }>(undefined, (md, o, cb) =>
-        this.#health.Check({ service: "" }, md, o, cb),
-      );
-      return res.status === "SERVING" || res.status === 1;
-    } catch {
-      return false;
-    }
+  health(): Promise<boolean> {
+    return this.#connection.health(this.#timeoutMs);
   }
 
   close(): void {
-    this.#client.close();
-    this.#health.close();
+    if (this.#owned) this.#connection.close();
   }
 }
 

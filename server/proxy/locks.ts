@@ -8,10 +8,9 @@ import type { Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
 import { AccessDeniedError } from "../../core/errors.ts";
 import { type LockRecord, type LockSubject, lockCovering, printableMessage } from "../../core/locks/lock.ts";
-import { type AuthServiceClient, agentMetadata, createAuthClient } from "../auth/client.ts";
+import type { AuthConnection } from "../auth/client.ts";
 import { TrustWatcher } from "../trust/watcher.ts";
 import type { AuthApi, SessionInfo } from "./auth-client.ts";
-import { proxyCallerId } from "./tunnel/registration.ts";
 
 /** Sessions whose user the proxy remembers (oldest forgotten first); only a fast path. */
 const REMEMBERED_SESSIONS = 10_000;
@@ -149,15 +148,6 @@ export class ProxyLocks {
   }
 }
 
-/** The proxy's client identity toward auth (the mounted or issued one; may be reloaded). */
-export interface ProxyTrustIdentity {
-  address: string;
-  serverName?: string;
-  caPems: readonly string[];
-  certPem: string;
-  keyPem: string;
-}
-
 export interface ProxyTrust {
   watcher: TrustWatcher;
   locks: ProxyLocks;
@@ -165,40 +155,20 @@ export interface ProxyTrust {
 }
 
 /**
- * The proxy's trust feed: WatchTrust as "proxy:<name>" (its client certificate's name), with a
- * client rebuilt when the identity changes, and lock enforcement on it. Metrics under
- * svc_proxy_trust_* in `metrics`.
+ * The proxy's trust feed: WatchTrust as "proxy:<name>" over the proxy's shared connection to auth
+ * (`connection()` is read at every (re)connect, so an identity reload is followed), and lock
+ * enforcement on it. Metrics under svc_proxy_trust_* in `metrics`. The connection is the caller's:
+ * it is not closed here.
  */
 export function startProxyTrust(o: {
-  identity: () => ProxyTrustIdentity;
+  connection: () => AuthConnection;
   clock: Clock;
   logger: Logger;
   metrics?: Registry;
 }): ProxyTrust {
-  let cached: { certPem: string; client: AuthServiceClient; callerId: string } | undefined;
-  const retired: AuthServiceClient[] = [];
-  const current = (): { client: AuthServiceClient; callerId: string } => {
-    const id = o.identity();
-    if (cached?.certPem !== id.certPem) {
-      // The old client's stream is cancelled by the watcher's reconnect; closed at the end.
-      if (cached) retired.push(cached.client);
-      cached = {
-        certPem: id.certPem,
-        callerId: proxyCallerId(id.certPem),
-        client: createAuthClient({
-          address: id.address,
-          caPems: [...id.caPems],
-          certPem: id.certPem,
-          keyPem: id.keyPem,
-          ...(id.serverName ? { serverName: id.serverName } : {}),
-        }),
-      };
-    }
-    return cached;
-  };
   const watcher = new TrustWatcher({
-    client: () => current().client,
-    metadata: () => agentMetadata(current().callerId),
+    client: () => o.connection().client,
+    metadata: () => o.connection().metadata(),
     clock: o.clock,
     logger: o.logger,
     ...(o.metrics ? { metrics: o.metrics } : {}),
@@ -212,8 +182,6 @@ export function startProxyTrust(o: {
     async close() {
       locks.close();
       await watcher.close();
-      cached?.client.close();
-      for (const c of retired.splice(0)) c.close();
     },
   };
 }

@@ -6,11 +6,14 @@ import type { ClientReadableStream } from "@grpc/grpc-js";
 import { UnavailableError } from "../../core/errors.ts";
 import type { GetRecordingResponse__Output } from "../../proto/generated/svc/v1/GetRecordingResponse.ts";
 import {
+  type AuthConnection,
   type AuthServiceClient,
+  type AuthSource,
   callUnary,
-  createAuthClient,
+  connectionOf,
   fromGrpcError,
   userMetadata,
+  waitForReady,
 } from "../auth/client.ts";
 import { type NodeInfo, type RecordingInfo, tunnelLocationOf } from "./auth-client.ts";
 
@@ -58,18 +61,18 @@ export interface GrpcTerminalAuthOptions {
 }
 
 export class GrpcTerminalAuthApi implements TerminalAuthApi {
+  readonly #connection: AuthConnection;
   readonly #client: AuthServiceClient;
+  readonly #owned: boolean;
   readonly #timeoutMs: number;
 
-  constructor(opts: GrpcTerminalAuthOptions) {
-    this.#client = createAuthClient({
-      address: opts.address,
-      caPems: [...opts.caPems],
-      certPem: opts.certPem,
-      keyPem: opts.keyPem,
-      ...(opts.serverName ? { serverName: opts.serverName } : {}),
-    });
-    this.#timeoutMs = opts.timeoutMs ?? 10_000;
+  /** Takes the process's shared connection to auth (or options for a private one). */
+  constructor(source: AuthSource | GrpcTerminalAuthOptions) {
+    const c = connectionOf(source);
+    this.#connection = c.connection;
+    this.#client = c.connection.client;
+    this.#owned = c.owned;
+    this.#timeoutMs = c.timeoutMs;
   }
 
   async authorizeNodeLogin(sessionId: string, hostname: string, login: string): Promise<NodeInfo> {
@@ -77,7 +80,8 @@ export class GrpcTerminalAuthApi implements TerminalAuthApi {
       this.#client,
       "AuthorizeNodeLogin",
       { hostname, login },
-      userMetadata(sessionId),
+      // Wait-for-ready; a decision changes nothing, so the channel also retries it on UNAVAILABLE.
+      waitForReady(userMetadata(sessionId)),
       { deadline: Date.now() + this.#timeoutMs },
     );
     const last = Number(n.last_heartbeat_unix_ms ?? 0);
@@ -103,7 +107,8 @@ export class GrpcTerminalAuthApi implements TerminalAuthApi {
       this.#client,
       "IssueUserCerts",
       { ssh_public_key: publicKeyLine, ttl_seconds: ttlSeconds, node },
-      userMetadata(sessionId),
+      // Wait-for-ready, not retried once auth saw it (issuance is audited): see client.ts.
+      waitForReady(userMetadata(sessionId)),
       { deadline: Date.now() + this.#timeoutMs },
     );
     if (!res.ssh_certificate) throw new UnavailableError("auth issued no certificate");
@@ -119,7 +124,7 @@ export class GrpcTerminalAuthApi implements TerminalAuthApi {
     // No deadline on the stream itself (a long recording may take a while); the first message has one.
     const call: ClientReadableStream<GetRecordingResponse__Output> = this.#client.GetRecording(
       { id },
-      userMetadata(sessionId),
+      waitForReady(userMetadata(sessionId)),
     );
     const messages = call[Symbol.asyncIterator]() as AsyncIterator<GetRecordingResponse__Output>;
     const first = await withTimeout(messages.next(), this.#timeoutMs, () => call.cancel()).catch(
@@ -160,7 +165,7 @@ export class GrpcTerminalAuthApi implements TerminalAuthApi {
   }
 
   close(): void {
-    this.#client.close();
+    if (this.#owned) this.#connection.close();
   }
 }
 

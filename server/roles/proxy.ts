@@ -7,6 +7,8 @@ import { Server as HttpsServer } from "node:https";
 import { CoreV1Api } from "@kubernetes/client-node";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { webRoutes } from "../../web/serve.ts";
+import type { AuthConnection } from "../auth/client.ts";
+import { firstAuthAddress } from "../auth/client.ts";
 import { type Config, loadConfigFile, splitHostPort } from "../config.ts";
 import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
 import { createLogger } from "../logger.ts";
@@ -24,7 +26,7 @@ import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
 import { GrpcTerminalAuthApi } from "../proxy/terminal-auth.ts";
 import { terminalRoutes } from "../proxy/terminal-route.ts";
 import { createProxyTunnels } from "../proxy/tunnel/index.ts";
-import { GrpcNodeRegistrations } from "../proxy/tunnel/registration.ts";
+import { GrpcNodeRegistrations, proxyAuthConnection } from "../proxy/tunnel/registration.ts";
 import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
 import type { RoleDeps } from "./auth.ts";
@@ -56,8 +58,13 @@ export interface RunningProxy {
   close(): Promise<void>;
 }
 
-/** The gRPC clients of one identity; replaced as a whole when the identity changes. */
+/**
+ * The proxy's connection to auth for one identity (one channel, round-robin over the replicas of
+ * proxy.auth_addr) and the wrappers routes use on it; replaced as a whole when the identity
+ * changes. Streams (trust, sessions, inventory) take `connection` too.
+ */
 interface AuthClients {
+  connection: AuthConnection;
   authApi: GrpcAuthApi;
   cliAuthApi: GrpcCliAuthApi;
   terminalAuth: GrpcTerminalAuthApi;
@@ -66,22 +73,25 @@ interface AuthClients {
 }
 
 function authClients(address: string, serverName: string, id: ProxyIdentity): AuthClients {
-  const o = { address, caPems: [id.caPem], certPem: id.clientCertPem, keyPem: id.clientKeyPem, serverName };
+  const connection = proxyAuthConnection({
+    address,
+    caPems: [id.caPem],
+    certPem: id.clientCertPem,
+    keyPem: id.clientKeyPem,
+    serverName,
+  });
   return {
-    authApi: new GrpcAuthApi(o),
-    cliAuthApi: new GrpcCliAuthApi(o),
-    terminalAuth: new GrpcTerminalAuthApi(o),
-    adminApi: new GrpcAdminAuthApi(o),
-    registrations: new GrpcNodeRegistrations(o),
+    connection,
+    authApi: new GrpcAuthApi(connection),
+    cliAuthApi: new GrpcCliAuthApi(connection),
+    terminalAuth: new GrpcTerminalAuthApi(connection),
+    adminApi: new GrpcAdminAuthApi(connection),
+    registrations: new GrpcNodeRegistrations(connection),
   };
 }
 
 function closeClients(c: AuthClients): void {
-  c.authApi.close();
-  c.cliAuthApi.close();
-  c.terminalAuth.close();
-  c.adminApi.close();
-  c.registrations.close();
+  c.connection.close();
 }
 
 /** An object that forwards every call to whatever `current()` is now, so routes keep one handle. */
@@ -108,7 +118,9 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
     throw new Error("svcd proxy needs proxy.auth_addr and proxy.identity_dir in the config");
   }
   const identityDir = configPath(config, identityDirSetting);
-  const serverName = config.proxy.auth_server_name ?? splitHostPort(authAddr).host;
+  // Several replicas (a list of IPs, or one name resolving to all): the TLS name defaults to
+  // the first one's host; with IPs, auth_server_name names what auth's certificate says.
+  const serverName = config.proxy.auth_server_name ?? splitHostPort(firstAuthAddress(authAddr)).host;
   const closers = new Closers(logger);
   const stopping = new AbortController();
   closers.add(() => stopping.abort(new Error("proxy is stopping")));
@@ -213,13 +225,7 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
     // Locks reach the proxy pushed (WatchTrust as the proxy, with the mounted identity, reloads
     // included): locked users' sessions and terminals are refused and closed here (docs/locks.md).
     const trust = startProxyTrust({
-      identity: () => ({
-        address: authAddr,
-        serverName,
-        caPems: [loaded.identity.caPem],
-        certPem: loaded.identity.clientCertPem,
-        keyPem: loaded.identity.clientKeyPem,
-      }),
+      connection: () => current().connection,
       clock,
       logger: logger.child({ component: "proxy-trust" }),
       metrics: registry,
@@ -237,7 +243,8 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       ready: () => (source?.synced() ?? false) && sourceFresh(config, source ?? {}),
       resources: source,
       // gRPC for auth on the public port too: raw TCP, mutual TLS stays end to end.
-      authPassthrough: { address: authAddr, serverName },
+      // (The first replica of a list: raw TCP cannot be balanced per call.)
+      authPassthrough: { address: firstAuthAddress(authAddr), serverName },
       metrics: registry,
       routes: [
         terminalRoutes({
@@ -257,7 +264,7 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
           agentTarget: () => ({
             // The public port routes gRPC to auth: the join command names only it.
             proxyAddress: config.proxy.public_addr,
-            authAddress: config.auth.advertise_addr ?? authAddr,
+            authAddress: config.auth.advertise_addr ?? firstAuthAddress(authAddr),
             hostCaPem: loaded.identity.caPem,
             serverName,
           }),

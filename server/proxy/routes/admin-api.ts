@@ -3,7 +3,18 @@
 // each (server/auth/authz.ts); the proxy only forwards and shapes the answers.
 import { UnavailableError } from "../../../core/errors.ts";
 import type { JsonObject } from "../../../core/json.ts";
-import { type AuthServiceClient, callUnary, createAuthClient, userMetadata } from "../../auth/client.ts";
+import {
+  type AuthConnection,
+  type AuthServiceClient,
+  type AuthSource,
+  callUnary,
+  connectionOf,
+  userMetadata as sessionMetadata,
+  waitForReady,
+} from "../../auth/client.ts";
+
+/** The caller's session, wait-for-ready (reads are also retried by the channel; see client.ts). */
+const userMetadata = (sessionId: string) => waitForReady(sessionMetadata(sessionId));
 
 export interface AdminUserInfo {
   name: string;
@@ -145,18 +156,18 @@ function specOf(text: string | undefined): JsonObject {
 }
 
 export class GrpcAdminAuthApi implements AdminAuthApi {
+  readonly #connection: AuthConnection;
   readonly #client: AuthServiceClient;
+  readonly #owned: boolean;
   readonly #timeoutMs: number;
 
-  constructor(o: GrpcAdminAuthOptions) {
-    this.#client = createAuthClient({
-      address: o.address,
-      caPems: [...o.caPems],
-      certPem: o.certPem,
-      keyPem: o.keyPem,
-      ...(o.serverName ? { serverName: o.serverName } : {}),
-    });
-    this.#timeoutMs = o.timeoutMs ?? 10_000;
+  /** Takes the process's shared connection to auth (or options for a private one). */
+  constructor(source: AuthSource | GrpcAdminAuthOptions) {
+    const c = connectionOf(source);
+    this.#connection = c.connection;
+    this.#client = c.connection.client;
+    this.#owned = c.owned;
+    this.#timeoutMs = c.timeoutMs;
   }
 
   #deadline(): { deadline: number } {
@@ -266,6 +277,6 @@ export class GrpcAdminAuthApi implements AdminAuthApi {
   }
 
   close(): void {
-    this.#client.close();
+    if (this.#owned) this.#connection.close();
   }
 }

@@ -3,7 +3,14 @@
 // the name its client certificate carries (svc://proxy/<name>).
 import { X509Certificate } from "node:crypto";
 import { BadParameterError } from "../../../core/errors.ts";
-import { type AuthServiceClient, agentMetadata, callUnary, createAuthClient } from "../../auth/client.ts";
+import {
+  type AuthConnection,
+  type AuthSource,
+  callUnary,
+  connectionOf,
+  createAuthConnection,
+  waitForReady,
+} from "../../auth/client.ts";
 
 export interface NodeRegistrationsOptions {
   address: string;
@@ -22,42 +29,62 @@ export function proxyCallerId(certPem: string): string {
   return `proxy:${decodeURIComponent(m[1])}`;
 }
 
+/**
+ * The proxy's one connection to auth for its identity: the channel every proxy-side wrapper and
+ * stream shares, calling as "proxy:<name>" from the client certificate. A certificate without
+ * that name still connects; only calls made as the proxy fail (tunnels refused), not the start.
+ */
+export function proxyAuthConnection(o: NodeRegistrationsOptions): AuthConnection {
+  let callerId: string | Error;
+  try {
+    callerId = proxyCallerId(o.certPem);
+  } catch (err) {
+    callerId = err instanceof Error ? err : new Error(String(err));
+  }
+  return createAuthConnection({
+    address: o.address,
+    caPems: [...o.caPems],
+    certPem: o.certPem,
+    keyPem: o.keyPem,
+    ...(o.serverName ? { serverName: o.serverName } : {}),
+    callerId,
+  });
+}
+
 export class GrpcNodeRegistrations {
-  readonly #client: AuthServiceClient;
-  readonly #callerId: string | Error;
+  readonly #connection: AuthConnection;
+  readonly #owned: boolean;
   readonly #timeoutMs: number;
 
-  constructor(o: NodeRegistrationsOptions) {
-    // A certificate without the name fails each check (tunnels refused), not the proxy's start.
-    try {
-      this.#callerId = proxyCallerId(o.certPem);
-    } catch (err) {
-      this.#callerId = err instanceof Error ? err : new Error(String(err));
-    }
-    this.#client = createAuthClient({
-      address: o.address,
-      caPems: [...o.caPems],
-      certPem: o.certPem,
-      keyPem: o.keyPem,
-      ...(o.serverName ? { serverName: o.serverName } : {}),
+  /** Takes the process's shared connection to auth (or options for a private one). */
+  constructor(source: AuthSource | NodeRegistrationsOptions) {
+    const c = connectionOf(source, () => {
+      try {
+        return proxyCallerId((source as NodeRegistrationsOptions).certPem);
+      } catch (err) {
+        return err instanceof Error ? err : new Error(String(err));
+      }
     });
-    this.#timeoutMs = o.timeoutMs ?? 10_000;
+    this.#connection = c.connection;
+    this.#owned = c.owned;
+    this.#timeoutMs = c.timeoutMs;
   }
 
   /** Auth's answer; throws (typed) when auth cannot be asked, so the caller refuses. */
   async isRegistered(agentId: string): Promise<boolean> {
-    if (this.#callerId instanceof Error) throw this.#callerId;
     const res = await callUnary(
-      this.#client,
+      this.#connection.client,
       "CheckNodeRegistered",
       { agent_id: agentId },
-      agentMetadata(this.#callerId),
+      // Wait-for-ready and retried on UNAVAILABLE (a read): a tunnel opened while auth restarts
+      // waits for it instead of being refused.
+      waitForReady(this.#connection.metadata()),
       { deadline: Date.now() + this.#timeoutMs },
     );
     return res.registered === true;
   }
 
   close(): void {
-    this.#client.close();
+    if (this.#owned) this.#connection.close();
   }
 }
