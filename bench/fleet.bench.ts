@@ -1,0 +1,329 @@
+// Fleet scale: 10,000 agents heartbeating into one auth, and the node list with 10,000 nodes.
+// Auth runs in its own process (bench/fleet-auth-child.ts: SQLite file, node join wired in) and
+// registers every agent through its own join code. Four client processes (bench/fleet-agents.ts)
+// hold the agents: one gRPC channel and one TLS connection per agent, each with its own client
+// certificate, as auth identifies an agent by its connection's certificate. Phases, same run:
+//  1. baseline: every agent sends a health check (an RPC auth answers without any work of ours)
+//     once per heartbeat interval, over the same connections;
+//  2. every agent sends Heartbeat once per interval (the agent's default, 30 s), one interval of
+//     warm-up (first records written), then one measured interval;
+//  3. heartbeats go on while a real proxy (this process) serves GET /v1/webapi/nodes (default
+//     page, and a label-filtered one) to autocannon, against a bare fastify HTTPS hello.
+// Auth CPU is read from /proc/<pid>/stat over each window (Linux). SVC_BENCH_FLEET_AGENTS and
+// SVC_BENCH_FLEET_INTERVAL (seconds) shrink the run for a quick look.
+import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFileSync } from "node:fs";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { createServer } from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createInterface, type Interface } from "node:readline";
+import autocannon from "autocannon";
+import Fastify from "fastify";
+import { MemorySource } from "../core/sources/memory.ts";
+import { HEARTBEAT_INTERVAL_SECONDS } from "../server/auth/nodes.ts";
+import { proxyDefaults } from "../server/proxy/config.ts";
+import { PASSWORD, testResources } from "../test/auth-fixture.ts";
+import { startProxySide } from "../test/proxy-fixture.ts";
+import type { BenchRatio, BenchReport, BenchRow } from "./report.ts";
+import { percentile } from "./report.ts";
+
+const AGENTS = Number(process.env.SVC_BENCH_FLEET_AGENTS ?? 10_000);
+const INTERVAL_S = Number(process.env.SVC_BENCH_FLEET_INTERVAL ?? HEARTBEAT_INTERVAL_SECONDS);
+const PROCESSES = 4;
+const LIST_SECONDS = 5;
+const LIST_CONNECTIONS = 8;
+const CPU_GOAL = 0.2;
+const LIST_GOAL_MS = 100;
+
+/** Whole-process CPU time of another process in ms, from /proc (Linux only). */
+function processCpuMs(pid: number | undefined): number {
+  if (pid === undefined) return Number.NaN;
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
+    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
+    return (Number(fields[11]) + Number(fields[12])) * 10;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+interface Lines {
+  child: ChildProcess;
+  lines: Interface;
+  next(): Promise<string>;
+}
+
+function linesOf(child: ChildProcess, what: string): Lines {
+  if (!child.stdout) throw new Error(`${what} has no stdout`);
+  const lines = createInterface({ input: child.stdout });
+  const queue: string[] = [];
+  const waiters: Array<{ resolve: (l: string) => void; reject: (e: Error) => void }> = [];
+  lines.on("line", (l) => {
+    const w = waiters.shift();
+    if (w) w.resolve(l);
+    else queue.push(l);
+  });
+  child.once("exit", (code) => {
+    for (const w of waiters.splice(0)) w.reject(new Error(`${what} exited (${code})`));
+  });
+  return {
+    child,
+    lines,
+    next: () => {
+      const l = queue.shift();
+      if (l !== undefined) return Promise.resolve(l);
+      if (child.exitCode !== null) return Promise.reject(new Error(`${what} exited (${child.exitCode})`));
+      return new Promise((resolve, reject) => waiters.push({ resolve, reject }));
+    },
+  };
+}
+
+async function stop(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.stdin?.end();
+  const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+  await once(child, "exit");
+  clearTimeout(timer);
+}
+
+interface AuthInfo {
+  address: string;
+  serverName: string;
+  hostCaPem: string;
+  agentsFile: string;
+  joinMs: number;
+  proxyClient: { certPem: string; keyPem: string };
+  proxyServer: { certPem: string; keyPem: string };
+}
+
+interface Collected {
+  ms: number[];
+  errors: number;
+  firstError: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** Sends a command to every client process and waits for each one's answer. */
+async function all<T>(clients: Lines[], cmd: object): Promise<T[]> {
+  for (const c of clients) c.child.stdin?.write(`${JSON.stringify(cmd)}\n`);
+  const answers = await Promise.all(clients.map((c) => c.next()));
+  return answers.map((a) => {
+    const v = JSON.parse(a) as T & { error?: string };
+    if (v.error) throw new Error(v.error);
+    return v;
+  });
+}
+
+interface Window {
+  calls: number;
+  errors: number;
+  firstError: string;
+  p50: number;
+  p99: number;
+  /** auth CPU as a share of one core */
+  cpuShare: number;
+  /** auth CPU per call, µs */
+  cpuPerCallUs: number;
+}
+
+/** One measured window: samples and auth CPU over `seconds`. */
+async function measure(clients: Lines[], authPid: number | undefined, seconds: number): Promise<Window> {
+  await all(clients, { cmd: "mark" });
+  const cpu0 = processCpuMs(authPid);
+  const t0 = performance.now();
+  await sleep(seconds * 1000);
+  const cpuMs = processCpuMs(authPid) - cpu0;
+  const wallMs = performance.now() - t0;
+  const got = await all<Collected>(clients, { cmd: "collect" });
+  const ms = got.flatMap((g) => g.ms);
+  return {
+    calls: ms.length,
+    errors: got.reduce((s, g) => s + g.errors, 0),
+    firstError: got.find((g) => g.firstError)?.firstError ?? "",
+    p50: percentile(ms, 50),
+    p99: percentile(ms, 99),
+    cpuShare: cpuMs / wallMs,
+    cpuPerCallUs: (cpuMs * 1000) / Math.max(1, ms.length),
+  };
+}
+
+function windowRow(name: string, w: Window): BenchRow {
+  return {
+    name,
+    perSecond: w.calls / INTERVAL_S,
+    unit: "call",
+    p50Ms: w.p50,
+    p99Ms: w.p99,
+    note: `auth ${(w.cpuShare * 100).toFixed(1)} % of one core, ${w.cpuPerCallUs.toFixed(0)} us CPU/call${w.errors ? `; ${w.errors} errors: ${w.firstError}` : ""}`,
+  };
+}
+
+async function cannon(
+  url: string,
+  headers: Record<string, string>,
+): Promise<BenchRow & { perSecond: number }> {
+  const r = await autocannon({
+    url,
+    headers,
+    connections: LIST_CONNECTIONS,
+    servername: "proxy.svc.test",
+    workers: 1,
+    duration: LIST_SECONDS,
+  });
+  const failures = r.non2xx + r.errors + r.timeouts;
+  if (failures > 0) throw new Error(`${url}: ${failures} failed requests`);
+  return {
+    name: url,
+    perSecond: r.requests.average,
+    unit: "req",
+    p50Ms: r.latency.p50,
+    p99Ms: r.latency.p99,
+  };
+}
+
+export default async function fleetBench(): Promise<BenchReport> {
+  const dir = await mkdtemp(join(tmpdir(), "svc-fleet-bench-"));
+  const children: ChildProcess[] = [];
+  const cleanups: Array<() => Promise<void>> = [];
+  try {
+    const authChild = spawn(process.execPath, [join(import.meta.dirname, "fleet-auth-child.ts")], {
+      stdio: ["pipe", "pipe", "inherit"],
+      env: { ...process.env, FLEET_AGENTS: String(AGENTS), FLEET_DIR: dir },
+    });
+    children.push(authChild);
+    const info = JSON.parse(await linesOf(authChild, "auth").next()) as AuthInfo;
+    const caFile = join(dir, "ca.pem");
+    await writeFile(caFile, info.hostCaPem);
+
+    const clients: Lines[] = [];
+    const per = Math.ceil(AGENTS / PROCESSES);
+    for (let p = 0; p < PROCESSES; p++) {
+      const c = spawn(
+        process.execPath,
+        [
+          join(import.meta.dirname, "fleet-agents.ts"),
+          info.agentsFile,
+          String(p * per),
+          String(Math.min(AGENTS, (p + 1) * per)),
+          info.address,
+          info.serverName,
+          caFile,
+        ],
+        { stdio: ["pipe", "pipe", "inherit"] },
+      );
+      children.push(c);
+      clients.push(linesOf(c, `agents ${p}`));
+    }
+    const t0 = performance.now();
+    const connected = await all<{ connected: number }>(clients, { cmd: "connect" });
+    const connectMs = performance.now() - t0;
+    const total = connected.reduce((s, c) => s + c.connected, 0);
+    if (total !== AGENTS) throw new Error(`${total} of ${AGENTS} agents connected`);
+
+    const interval = INTERVAL_S * 1000;
+    await all(clients, { cmd: "run", rpc: "health", intervalMs: interval });
+    // Random phases: every agent calls once per interval from the start, so the rate is steady.
+    const health = await measure(clients, authChild.pid, INTERVAL_S);
+    await all(clients, { cmd: "run", rpc: "heartbeat", intervalMs: interval });
+    await sleep(interval); // warm-up: each agent's first heartbeat writes its node record
+    const heartbeat = await measure(clients, authChild.pid, INTERVAL_S);
+
+    // The node list while the fleet keeps heartbeating.
+    const fx = await startProxySide({
+      authAddress: info.address,
+      hostCaPem: info.hostCaPem,
+      proxyClient: info.proxyClient,
+      proxyServer: info.proxyServer,
+      resources: new MemorySource(testResources()),
+      overrides: {
+        rateLimit: { perAddress: 100, perUsername: 100, windowMs: 60_000 },
+        limits: { ...proxyDefaults.limits, sessionRequestsPerSecond: 1e6, sessionRequestBurst: 1e6 },
+      },
+    });
+    cleanups.push(() => fx.close());
+    const bare = Fastify({
+      serverFactory: (handler) =>
+        createServer(
+          { cert: info.proxyServer.certPem, key: info.proxyServer.keyPem, minVersion: "TLSv1.2" },
+          handler,
+        ),
+    });
+    bare.get("/hello", async () => ({ hello: "world" }));
+    await bare.listen({ host: "127.0.0.1", port: 0 });
+    cleanups.push(() => bare.close());
+    const addr = bare.server.address();
+    if (addr === null || typeof addr === "string") throw new Error("baseline did not bind");
+    const login = await fx.client.send({
+      method: "POST",
+      path: "/v1/webapi/login",
+      body: { username: "bob", password: PASSWORD },
+    });
+    if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
+    const auth = { authorization: `Bearer ${(login.json as { session_id: string }).session_id}` };
+    const first = await fx.client.send({ method: "GET", path: "/v1/webapi/nodes", headers: auth });
+    const listed = (first.json as { total_count?: number }).total_count ?? 0;
+    if (first.status !== 200 || listed !== AGENTS)
+      throw new Error(`node list: ${first.status}, ${listed} of ${AGENTS} nodes`);
+
+    const hello = await cannon(`https://127.0.0.1:${addr.port}/hello`, {});
+    const page = await cannon(`${fx.proxy.url}/v1/webapi/nodes`, auth);
+    const filtered = await cannon(`${fx.proxy.url}/v1/webapi/nodes?labels=env%3Dprod`, auth);
+    await all(clients, { cmd: "stop" });
+
+    const rows: BenchRow[] = [
+      {
+        name: `setup: ${AGENTS} agents joined through AgentJoin`,
+        note: `${(info.joinMs / 1000).toFixed(1)} s`,
+      },
+      {
+        name: `setup: ${AGENTS} TLS connections, own certificate each`,
+        note: `${(connectMs / 1000).toFixed(1)} s from ${PROCESSES} processes`,
+      },
+      windowRow(`health check every ${INTERVAL_S} s per agent (baseline)`, health),
+      windowRow(`Heartbeat every ${INTERVAL_S} s per agent`, heartbeat),
+      { ...hello, name: "bare fastify HTTPS hello" },
+      { ...page, name: `GET /v1/webapi/nodes (first page of ${AGENTS})` },
+      { ...filtered, name: "GET /v1/webapi/nodes?labels=env=prod (10 %)" },
+    ];
+    const ratios: BenchRatio[] = [
+      {
+        name: `auth CPU share (heartbeats) / ${CPU_GOAL}`,
+        ratio: heartbeat.cpuShare / CPU_GOAL,
+        goal: 1,
+        lowerIsBetter: true,
+      },
+      { name: "auth CPU heartbeats / health-check baseline", ratio: heartbeat.cpuShare / health.cpuShare },
+      { name: "heartbeat p99 / health-check p99", ratio: heartbeat.p99 / health.p99 },
+      {
+        name: `nodes page p99 / ${LIST_GOAL_MS} ms`,
+        ratio: (page.p99Ms ?? Number.NaN) / LIST_GOAL_MS,
+        goal: 1,
+        lowerIsBetter: true,
+      },
+      {
+        name: `nodes label filter p99 / ${LIST_GOAL_MS} ms`,
+        ratio: (filtered.p99Ms ?? Number.NaN) / LIST_GOAL_MS,
+        goal: 1,
+        lowerIsBetter: true,
+      },
+      { name: "nodes page rate / bare hello", ratio: page.perSecond / hello.perSecond },
+      { name: "nodes label filter rate / bare hello", ratio: filtered.perSecond / hello.perSecond },
+    ];
+    if (heartbeat.errors > 0 || health.errors > 0)
+      throw new Error(
+        `calls failed: ${health.errors + heartbeat.errors} (${heartbeat.firstError || health.firstError})`,
+      );
+    return {
+      title: `fleet: ${AGENTS} agents, one auth (SQLite), heartbeat every ${INTERVAL_S} s; node list through a proxy`,
+      rows,
+      ratios,
+    };
+  } finally {
+    for (const c of cleanups.reverse()) await c().catch(() => undefined);
+    for (const c of children.reverse()) await stop(c);
+    await rm(dir, { recursive: true, force: true });
+  }
+}
