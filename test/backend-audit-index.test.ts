@@ -1,6 +1,7 @@
 // Migration 3 (the audit index on type, user and time) upgrades a store an older release left at
 // schema version 2 in place, on SQLite and on PostgreSQL: the index exists afterwards, the events
-// written before are intact and found by a filtered search, and the search uses the index.
+// written before are intact and found by a filtered search, and the search uses the index. Also
+// the count cap of searchAudit (AUDIT_COUNT_CAP) on both.
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,6 +13,7 @@ import { PostgresBackend } from "../core/backend/postgres.ts";
 import { postgresMigrations } from "../core/backend/postgres-schema.ts";
 import { SqliteBackend } from "../core/backend/sqlite.ts";
 import { sqliteMigrations } from "../core/backend/sqlite-schema.ts";
+import { AUDIT_COUNT_CAP } from "../core/backend/validate.ts";
 import { ManualClock } from "../core/clock.ts";
 import { createPostgresAtVersion, createSqliteAtVersion } from "./harness/backend-old-schema.ts";
 import { dropSchema, testPostgresUrl, uniqueSchemaName } from "./harness/postgres.ts";
@@ -51,6 +53,24 @@ async function expectOldEventsFound(b: Backend): Promise<void> {
   expect(page.items[0]?.time.getTime()).toBe(T0 + 36 * HOUR);
 }
 
+/** AUDIT_COUNT_CAP + 60 events: 40 "rare" ones, the rest "busy", one a minute. */
+const MANY = AUDIT_COUNT_CAP + 60;
+const manyType = (i: number): string => (i % 253 === 0 ? "rare" : "busy");
+
+/** The count stops at offset + AUDIT_COUNT_CAP; below it, it is exact. */
+async function expectCappedCount(b: Backend): Promise<void> {
+  const rare = Array.from({ length: MANY }, (_, i) => i).filter((i) => manyType(i) === "rare").length;
+  const first = await b.searchAudit({ limit: 50, offset: 0 });
+  expect(first.totalCount).toBe(AUDIT_COUNT_CAP);
+  expect(first.items).toHaveLength(50);
+  // Paging on past the cap: the count reaches further with the offset, exact once within reach.
+  const later = await b.searchAudit({ limit: 50, offset: 100 });
+  expect(later.totalCount).toBe(MANY);
+  expect(later.items[0]?.fields["n"]).toBe(MANY - 1 - 100);
+  expect((await b.searchAudit({ type: "rare", limit: 5, offset: 0 })).totalCount).toBe(rare);
+  expect((await b.searchAudit({ type: "busy", limit: 5, offset: 0 })).totalCount).toBe(AUDIT_COUNT_CAP);
+}
+
 describe("audit index migration on SQLite", () => {
   let dir = "";
   beforeAll(async () => {
@@ -60,7 +80,7 @@ describe("audit index migration on SQLite", () => {
     await rm(dir, { recursive: true, force: true });
   });
 
-  it("upgrades a version-2 file in place: index built, events intact, search uses it", async () => {
+  it("upgrades a version-2 file in place: index built, events intact, search uses it, count capped", async () => {
     const path = join(dir, "old.db");
     createSqliteAtVersion(path, 2);
     const raw = new DatabaseSync(path);
@@ -87,6 +107,25 @@ describe("audit index migration on SQLite", () => {
       ).toBe(6);
     } finally {
       await backend.close();
+    }
+
+    const raw2 = new DatabaseSync(path);
+    try {
+      raw2.exec("BEGIN");
+      raw2.exec("DELETE FROM audit_events");
+      const ins = raw2.prepare(
+        "INSERT INTO audit_events (time, event_type, user_name, success, fields) VALUES (?, ?, ?, NULL, ?)",
+      );
+      for (let i = 0; i < MANY; i++) ins.run(T0 + i * 60_000, manyType(i), "u", JSON.stringify({ n: i }));
+      raw2.exec("COMMIT");
+    } finally {
+      raw2.close();
+    }
+    const reopened = new SqliteBackend({ path, clock: new ManualClock(), sweepIntervalMs: 0 });
+    try {
+      await expectCappedCount(reopened);
+    } finally {
+      await reopened.close();
     }
 
     const check = new DatabaseSync(path);
@@ -121,7 +160,7 @@ describe("audit index migration on PostgreSQL", () => {
     for (const s of schemas) await dropSchema(url, s);
   });
 
-  it("upgrades a version-2 schema in place: index built, events intact, search uses it", async () => {
+  it("upgrades a version-2 schema in place: index built, events intact, search uses it, count capped", async () => {
     const schema = uniqueSchemaName("auditidx");
     schemas.push(schema);
     await createPostgresAtVersion(url, schema, 2);
@@ -154,6 +193,19 @@ describe("audit index migration on PostgreSQL", () => {
         expect(
           (await backend.searchAudit({ type: "exec", user: "user1", limit: 50, offset: 0 })).totalCount,
         ).toBe(6);
+        await client.query(`DELETE FROM ${schema}.audit_events`);
+        const n = Array.from({ length: MANY }, (_, i) => i);
+        await client.query(
+          `INSERT INTO ${schema}.audit_events (time, event_type, user_name, fields)
+           SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])`,
+          [
+            n.map((i) => T0 + i * 60_000),
+            n.map(manyType),
+            n.map(() => "u"),
+            n.map((i) => JSON.stringify({ n: i })),
+          ],
+        );
+        await expectCappedCount(backend);
       } finally {
         await backend.close();
       }

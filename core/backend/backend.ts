@@ -64,6 +64,7 @@ export interface AuditQuery {
 
 export interface AuditPage {
   items: AuditEvent[];
+  /** Matches, counted up to offset + AUDIT_COUNT_CAP (validate.ts): that value means "at least". */
   totalCount: number;
 }
 

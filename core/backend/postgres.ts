@@ -246,12 +246,13 @@ export class PostgresBackend implements Backend {
     if (q.start !== undefined) add("time >= ?", q.start);
     if (q.end !== undefined) add("time < ?", q.end);
     const cond = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
-    params.push(q.limit, q.offset);
-    const n = params.length;
+    params.push(q.limit, q.offset, q.countCap);
+    const n = params.length - 1;
     const table = `${this.#schema}.audit_events`;
-    // One statement, so the count and the page come from the same snapshot.
+    // One statement, so the count and the page come from the same snapshot. The count stops at
+    // q.countCap (validate.ts AUDIT_COUNT_CAP says why).
     const sql = `
-      SELECT (SELECT count(*) FROM ${table} ${cond}) AS total,
+      SELECT (SELECT count(*) FROM (SELECT 1 FROM ${table} ${cond} LIMIT $${n + 1}) c) AS total,
              COALESCE((SELECT json_agg(p ORDER BY p.time DESC, p.id DESC) FROM (
                SELECT id, time, event_type, user_name, success, fields FROM ${table} ${cond}
                ORDER BY time DESC, id DESC LIMIT $${n - 1} OFFSET $${n}) p), '[]'::json) AS items`;

@@ -267,8 +267,13 @@ export class SqliteBackend implements Backend {
     const cond = where.length > 0 ? `WHERE ${where.join(" AND ")}` : "";
     // One read transaction: the count and the page come from the same snapshot.
     return this.#tx(this.#stmts.begin, () => {
+      // Counted up to q.countCap (validate.ts AUDIT_COUNT_CAP says why).
       const total = num(
-        must(this.#db.prepare(`SELECT count(*) AS n FROM audit_events ${cond}`).get(...params)).n,
+        must(
+          this.#db
+            .prepare(`SELECT count(*) AS n FROM (SELECT 1 FROM audit_events ${cond} LIMIT ?)`)
+            .get(...params, q.countCap),
+        ).n,
       );
       const rows = this.#db
         .prepare(

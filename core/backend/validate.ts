@@ -163,6 +163,14 @@ export function checkAuditInput(event: AuditEventInput, clock: Clock): CheckedAu
   };
 }
 
+/**
+ * searchAudit counts matches up to this many past the page's offset. Counting every match of a
+ * wide query (the console's unfiltered first page) took 116 ms of a 118 ms page at a million
+ * events on PostgreSQL (37 ms on SQLite); a count that stops keeps every page cheap and the next
+ * pages reachable. Past it totalCount reads offset + AUDIT_COUNT_CAP, meaning "at least".
+ */
+export const AUDIT_COUNT_CAP = 10_000;
+
 export interface CheckedAuditQuery {
   type?: string;
   user?: string;
@@ -170,6 +178,8 @@ export interface CheckedAuditQuery {
   end?: number;
   limit: number;
   offset: number;
+  /** count matches up to this many (offset + AUDIT_COUNT_CAP) */
+  countCap: number;
 }
 
 /** startTime is inclusive and endTime exclusive (a half-open window). */
@@ -181,7 +191,11 @@ export function checkAuditQuery(q: AuditQuery): CheckedAuditQuery {
   if (!Number.isSafeInteger(q.offset) || q.offset < 0) {
     throw new BadParameterError("offset must be a non-negative integer");
   }
-  const out: CheckedAuditQuery = { limit: q.limit, offset: q.offset };
+  const out: CheckedAuditQuery = {
+    limit: q.limit,
+    offset: q.offset,
+    countCap: Math.min(Number.MAX_SAFE_INTEGER, q.offset + AUDIT_COUNT_CAP),
+  };
   if (q.type !== undefined) {
     if (typeof q.type !== "string") throw new BadParameterError("type filter must be a string");
     out.type = q.type;
