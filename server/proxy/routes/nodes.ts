@@ -1,9 +1,11 @@
-// GET /v1/webapi/nodes (docs/web-api.md): the nodes the caller's roles show, filtered and paged by
-// auth (search, label selector, status, limit, start_key -> next_key), each with the logins the
-// caller may use on it, so the console's Connect offers a choice instead of a free text box.
+// GET /v1/webapi/nodes (docs/web-api.md): the nodes the caller's roles show, filtered and paged
+// (search, label selector, status, limit, start_key -> next_key) by auth's code, from the proxy's
+// inventory copy or by auth itself, each with the logins the caller may use on it, so the
+// console's Connect offers a choice instead of a free text box.
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { NodeInfo } from "../auth-client.ts";
+import { inventoryOf } from "../inventory-cache.ts";
 import { sessionOf } from "../plugins/session.ts";
 import {
   commonErrors,
@@ -87,14 +89,20 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
     },
     async (request) => {
       const q = request.query;
-      const page = await app.authApi.listNodes(sessionOf(request).sessionId, {
+      const session = sessionOf(request);
+      const query = {
         search: q.search ?? "",
         labels: q.labels ?? "",
         status: q.status ?? "",
         limit: q.limit ?? DEFAULT_LIMIT,
         startKey: q.start_key ?? "",
         withLogins: true,
-      });
+      };
+      const ask = () => app.authApi.listNodes(session.sessionId, query);
+      // The proxy's inventory copy answers for the session's user when it can (same decision
+      // code as auth's; docs/proxy-cache.md); otherwise auth does, as before.
+      const inventory = inventoryOf(app.authApi);
+      const page = inventory ? await inventory.answerNodes(session.info, query, ask) : await ask();
       return {
         items: page.items.map(nodeView),
         ...(page.nextKey ? { next_key: page.nextKey } : {}),

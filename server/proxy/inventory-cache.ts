@@ -1,0 +1,430 @@
+// The proxy's copy of auth's inventory (docs/proxy-cache.md): every Role and User resource and
+// every node, kept current by WatchInventory, so GET /v1/webapi/nodes and the terminal's per-node
+// login decision are answered here instead of by a gRPC call per request. The decisions are auth's
+// own code (queryNodes, authorizeNodeLogin, accessForUser) run on the same data; anything this copy
+// cannot decide exactly as auth would (an SSO user, a disabled or role-locked user, roles that
+// differ from the session's, a lock, an unknown lock state) goes to auth as before, and so does
+// every request while the stream is down, not yet synced, or silent past three keepalives.
+import { createHash } from "node:crypto";
+import type { ClientReadableStream, Metadata, ServiceError } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import type { Clock } from "../../core/clock.ts";
+import { type LockRecord, lockCovering } from "../../core/locks/lock.ts";
+import { type AccessChecker, accessForUser } from "../../core/rbac/index.ts";
+import { API_VERSION, parseResource, type Role, type User } from "../../core/resources/index.ts";
+import type { InventoryEvent__Output } from "../../proto/generated/svc/v1/InventoryEvent.ts";
+import type { Node, Node__Output } from "../../proto/generated/svc/v1/Node.ts";
+import { type AuthServiceClient, fromGrpcError } from "../auth/client.ts";
+import { authorizeNodeLogin } from "../auth/node-login.ts";
+import { queryNodes } from "../auth/node-query.ts";
+import type { NodeRecord } from "../auth/nodes.ts";
+import type { AuthApi, NodeInfo, NodePage, NodeQuery, SessionInfo } from "./auth-client.ts";
+import type { TerminalAuthApi } from "./terminal-auth.ts";
+
+const DEFAULT_KEEPALIVE_SECONDS = 5;
+/** The copy is not used once the stream was silent for this many keepalives (a half-open link). */
+const STALE_KEEPALIVES = 3;
+/** A session answer is used for the per-node decision only this soon after auth or the cache gave it. */
+const SESSION_ANSWER_MS = 10_000;
+const REMEMBERED_SESSIONS = 10_000;
+
+/** The proxy's channel to auth as this cache needs it (its client and its "proxy:<name>" metadata). */
+export interface InventoryConnection {
+  readonly client: AuthServiceClient;
+  metadata(): Metadata;
+}
+
+export interface InventoryCacheOptions {
+  connection: () => InventoryConnection;
+  clock: Clock;
+  logger: Logger;
+  /**
+   * Locks in force as the proxy knows them (the trust feed's last snapshot), undefined while it
+   * knows none: then every decision a lock could change goes to auth.
+   */
+  locks?: () => readonly LockRecord[] | undefined;
+  /** reconnect backoff: first delay and cap (ms); defaults 250 ms and 5 s */
+  backoff?: { initialMs: number; maxMs: number };
+}
+
+type Subject = Pick<SessionInfo, "username" | "roles">;
+
+function roleOf(r: { name: string; spec_json: string }): Role {
+  const res = parseResource({
+    apiVersion: API_VERSION,
+    kind: "Role",
+    metadata: { name: r.name },
+    spec: JSON.parse(r.spec_json),
+  });
+  if (res.kind !== "Role") throw new Error("not a Role");
+  return res;
+}
+
+function userOf(u: { name: string; spec_json: string }): User {
+  const res = parseResource({
+    apiVersion: API_VERSION,
+    kind: "User",
+    metadata: { name: u.name },
+    spec: JSON.parse(u.spec_json),
+  });
+  if (res.kind !== "User") throw new Error("not a User");
+  return res;
+}
+
+function recordOf(n: Node__Output): NodeRecord {
+  return {
+    id: n.id,
+    hostname: n.hostname,
+    addresses: n.addresses,
+    labels: n.labels,
+    version: n.version,
+    lastHeartbeat: new Date(Number(n.last_heartbeat_unix_ms)),
+    online: n.status === "online",
+    ...(n.tunnel?.proxy_id && n.tunnel.peer_addr
+      ? { tunnel: { proxyId: n.tunnel.proxy_id, peerAddr: n.tunnel.peer_addr } }
+      : {}),
+  };
+}
+
+/** auth's Node as the proxy's AuthApi gives it (the same mapping as grpc-auth-api.ts). */
+function nodeInfoOf(n: Node): NodeInfo {
+  const last = Number(n.last_heartbeat_unix_ms ?? 0);
+  return {
+    id: n.id ?? "",
+    hostname: n.hostname ?? "",
+    addresses: n.addresses ?? [],
+    labels: n.labels ?? {},
+    status: n.status ?? "",
+    ...(last > 0 ? { lastHeartbeat: new Date(last) } : {}),
+    version: n.version ?? "",
+    ...(n.logins ? { logins: n.logins } : {}),
+    ...(n.tunnel?.proxy_id && n.tunnel.peer_addr
+      ? { tunnel: { proxyId: n.tunnel.proxy_id, peerAddr: n.tunnel.peer_addr } }
+      : {}),
+  };
+}
+
+const sameRoles = (a: readonly string[], b: readonly string[]): boolean =>
+  a.length === b.length && a.every((r, i) => r === b[i]);
+
+/** The session id is a bearer secret: only its digest is kept. */
+const sessionKey = (sessionId: string): string => createHash("sha256").update(sessionId).digest("base64url");
+
+const INVENTORY = Symbol("svc.inventory");
+
+/** The cache behind an AuthApi made by InventoryCache.serveAuthApi, if any (the nodes route). */
+export function inventoryOf(api: object): InventoryCache | undefined {
+  const v: unknown = Reflect.get(api, INVENTORY);
+  return v instanceof InventoryCache ? v : undefined;
+}
+
+export class InventoryCache {
+  readonly #o: InventoryCacheOptions;
+  #roles = new Map<string, Role>();
+  #users = new Map<string, User>();
+  readonly #nodes = new Map<string, NodeRecord>();
+  #nodeList: NodeRecord[] | undefined;
+  /** AccessChecker per User object while the same Role objects resolve (as auth's checkerFor). */
+  #checkers = new WeakMap<User, { roles: (Role | undefined)[]; checker: AccessChecker }>();
+  readonly #sessions = new Map<string, { info: Subject; at: number }>();
+  #call: ClientReadableStream<InventoryEvent__Output> | undefined;
+  #synced = false;
+  #lastMessageAt = 0;
+  #keepaliveMs = DEFAULT_KEEPALIVE_SECONDS * 1000;
+  #stopped = true;
+  #attempt = 0;
+  #retry: NodeJS.Timeout | undefined;
+  #watchdog: NodeJS.Timeout | undefined;
+  /** Answers given from the copy and answers left to auth (tests, diagnostics). */
+  readonly served = { cache: 0, auth: 0 };
+  /** Node entries received in "node" events (each heartbeat that changed something shown). */
+  readonly received = { nodes: 0 };
+
+  constructor(o: InventoryCacheOptions) {
+    this.#o = o;
+  }
+
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#open();
+    this.#armWatchdog();
+  }
+
+  close(): void {
+    this.#stopped = true;
+    clearTimeout(this.#retry);
+    clearTimeout(this.#watchdog);
+    this.#drop();
+    this.#synced = false;
+  }
+
+  /** Synced, and heard from auth within three keepalives: only then does it answer. */
+  fresh(): boolean {
+    return (
+      this.#synced &&
+      this.#o.clock.now().getTime() - this.#lastMessageAt <= STALE_KEEPALIVES * this.#keepaliveMs
+    );
+  }
+
+  /** Nodes held now (diagnostics, tests). */
+  get nodeCount(): number {
+    return this.#nodes.size;
+  }
+
+  /**
+   * ListNodes for this session's user from the copy, exactly as auth answers it (same code);
+   * undefined when auth must answer (see the file's head). Throws auth's errors for a bad query.
+   */
+  listNodes(info: Subject, q: NodeQuery): NodePage | undefined {
+    const checker = this.#checker(info);
+    if (!checker) return undefined;
+    const res = queryNodes(this.#records(), checker, {
+      search: q.search ?? "",
+      labels: q.labels ?? "",
+      status: q.status ?? "",
+      limit: q.limit,
+      start_key: q.startKey ?? "",
+      with_logins: q.withLogins ?? false,
+    });
+    this.served.cache++;
+    return {
+      items: (res.nodes ?? []).map(nodeInfoOf),
+      nextKey: res.next_key ?? "",
+      totalCount: Number(res.total_count ?? 0),
+    };
+  }
+
+  /**
+   * The nodes route: the copy's answer for this session's user, else `ask` (auth; through
+   * serveAuthApi's listNodes, which counts it).
+   */
+  async answerNodes(info: Subject, q: NodeQuery, ask: () => Promise<NodePage>): Promise<NodePage> {
+    return this.listNodes(info, q) ?? ask();
+  }
+
+  /**
+   * AuthorizeNodeLogin from the copy (auth's authorizeNodeLogin, then its node-lock check);
+   * undefined when auth must decide. Throws NotFoundError / AccessDeniedError as auth does.
+   */
+  authorizeNodeLogin(info: Subject, hostname: string, login: string): NodeInfo | undefined {
+    const checker = this.#checker(info);
+    if (!checker) return undefined;
+    const node = authorizeNodeLogin({ hostname, login }, checker, this.#records());
+    // A locked node: auth refuses with the lock's own message; let it say so.
+    const locks = this.#o.locks?.();
+    if (!locks || lockCovering(locks, { node: node.id ?? "" }, this.#o.clock.now())) return undefined;
+    this.served.cache++;
+    return nodeInfoOf(node);
+  }
+
+  /**
+   * The web API's AuthApi with ListNodes answered here when it can be, and every session answer
+   * remembered (by digest) for serveTerminalAuth's decisions. Everything else is `api` as is.
+   */
+  serveAuthApi(api: AuthApi): AuthApi {
+    const getSession = async (sessionId: string): Promise<SessionInfo> => {
+      const info = await api.getSession(sessionId);
+      this.#remember(sessionId, info);
+      return info;
+    };
+    const listNodes = async (sessionId: string, q: NodeQuery): Promise<NodePage> => {
+      const info = this.#recalled(sessionId);
+      const page = info ? this.listNodes(info, q) : undefined;
+      if (page) return page;
+      this.served.auth++;
+      return api.listNodes(sessionId, q);
+    };
+    const cache = this;
+    return new Proxy(api, {
+      get(target, prop) {
+        if (prop === INVENTORY) return cache;
+        if (prop === "getSession") return getSession;
+        if (prop === "listNodes") return listNodes;
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  /** The terminal's API with the per-node login decision made here when it can be. */
+  serveTerminalAuth(api: TerminalAuthApi): TerminalAuthApi {
+    const authorize = async (sessionId: string, hostname: string, login: string): Promise<NodeInfo> => {
+      const info = this.#recalled(sessionId);
+      const node = info ? this.authorizeNodeLogin(info, hostname, login) : undefined;
+      if (node) return node;
+      this.served.auth++;
+      return api.authorizeNodeLogin(sessionId, hostname, login);
+    };
+    return new Proxy(api, {
+      get(target, prop) {
+        if (prop === "authorizeNodeLogin") return authorize;
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  #remember(sessionId: string, info: SessionInfo): void {
+    const key = sessionKey(sessionId);
+    this.#sessions.delete(key);
+    this.#sessions.set(key, { info: { username: info.username, roles: info.roles }, at: Date.now() });
+    if (this.#sessions.size > REMEMBERED_SESSIONS) {
+      const oldest = this.#sessions.keys().next().value;
+      if (oldest !== undefined) this.#sessions.delete(oldest);
+    }
+  }
+
+  /** The session's user as answered for this request (routes check the session first). */
+  #recalled(sessionId: string): Subject | undefined {
+    const hit = this.#sessions.get(sessionKey(sessionId));
+    return hit && Date.now() - hit.at <= SESSION_ANSWER_MS ? hit.info : undefined;
+  }
+
+  /** The checker auth's ListNodes / AuthorizeNodeLogin would use, or undefined: ask auth. */
+  #checker(info: Subject): AccessChecker | undefined {
+    if (!this.fresh()) return undefined;
+    // Resource users only: an SSO user's record lives in auth's backend.
+    const user = this.#users.get(info.username);
+    if (!user || user.spec.disabled) return undefined;
+    // The session's roles are what auth said for this request; a difference means a change is
+    // on its way to one side: auth decides until both agree.
+    if (!sameRoles(user.spec.roles, info.roles)) return undefined;
+    const locks = this.#o.locks?.();
+    if (!locks || lockCovering(locks, { user: info.username, roles: user.spec.roles }, this.#o.clock.now()))
+      return undefined;
+    const roles = user.spec.roles.map((r) => this.#roles.get(r));
+    const hit = this.#checkers.get(user);
+    let checker: AccessChecker;
+    if (hit && hit.roles.length === roles.length && hit.roles.every((r, i) => r === roles[i])) {
+      checker = hit.checker;
+    } else {
+      const byName = new Map(user.spec.roles.map((r, i) => [r, roles[i]]));
+      checker = accessForUser(user, (r) => byName.get(r)).checker;
+      this.#checkers.set(user, { roles, checker });
+    }
+    // A role-locked user has no session at auth (401 there): auth says so.
+    return checker.options().locked ? undefined : checker;
+  }
+
+  #records(): NodeRecord[] {
+    this.#nodeList ??= [...this.#nodes.values()];
+    return this.#nodeList;
+  }
+
+  // ---- the stream ---------------------------------------------------------------------------
+
+  #open(): void {
+    if (this.#stopped) return;
+    let call: ClientReadableStream<InventoryEvent__Output>;
+    try {
+      const c = this.#o.connection();
+      call = c.client.WatchInventory({}, c.metadata());
+    } catch (err) {
+      this.#lost(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    this.#call = call;
+    call.on("data", (e: InventoryEvent__Output) => {
+      if (this.#call === call) this.#apply(e);
+    });
+    call.on("error", (err: ServiceError) => {
+      if (this.#call === call) this.#lost(fromGrpcError(err));
+    });
+    call.on("end", () => {
+      if (this.#call === call) this.#lost(new Error("auth ended the inventory stream"));
+    });
+  }
+
+  #apply(e: InventoryEvent__Output): void {
+    // Events before the first snapshot of this stream are already in it.
+    if (!this.#synced && e.kind !== "snapshot") return;
+    try {
+      switch (e.kind) {
+        case "snapshot":
+          this.#setRoles(e);
+          this.#nodes.clear();
+          for (const n of e.nodes) this.#nodes.set(n.id, recordOf(n));
+          this.#nodeList = undefined;
+          if (!this.#synced) this.#o.logger.info({ nodes: this.#nodes.size }, "inventory synced");
+          this.#synced = true;
+          this.#attempt = 0;
+          break;
+        case "roles":
+          this.#setRoles(e);
+          break;
+        case "node":
+          for (const n of e.nodes) this.#nodes.set(n.id, recordOf(n));
+          this.received.nodes += e.nodes.length;
+          this.#nodeList = undefined;
+          break;
+        case "node_removed":
+          for (const id of e.removed_node_ids) this.#nodes.delete(id);
+          this.#nodeList = undefined;
+          break;
+        default:
+          break; // keepalive, or a kind this proxy does not know (nothing to apply)
+      }
+    } catch (err) {
+      // A copy that may differ from auth's must not answer: resync from a new snapshot.
+      this.#o.logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        "inventory event refused",
+      );
+      this.#lost(new Error("inventory event refused"));
+      return;
+    }
+    if (e.keepalive_seconds > 0) this.#keepaliveMs = e.keepalive_seconds * 1000;
+    this.#lastMessageAt = this.#o.clock.now().getTime();
+  }
+
+  #setRoles(e: InventoryEvent__Output): void {
+    // Built aside and swapped whole: a bad entry leaves the previous set (and the stream resyncs).
+    const roles = new Map(e.roles.map((r) => [r.name, roleOf(r)]));
+    const users = new Map(e.users.map((u) => [u.name, userOf(u)]));
+    this.#roles = roles;
+    this.#users = users;
+    this.#checkers = new WeakMap();
+  }
+
+  #drop(): void {
+    const call = this.#call;
+    this.#call = undefined;
+    if (call) {
+      call.removeAllListeners("data");
+      // cancel() reports CANCELLED through 'error': swallow it, the stream is ours to end.
+      call.on("error", () => undefined);
+      call.cancel();
+    }
+  }
+
+  #lost(err: Error): void {
+    this.#drop();
+    if (this.#synced)
+      this.#o.logger.warn({ err: err.message }, "inventory stream down: asking auth meanwhile");
+    this.#synced = false;
+    if (this.#stopped) return;
+    // Capped exponential backoff, a random point in the upper half (replicas do not reconnect in step).
+    const { initialMs, maxMs } = this.#o.backoff ?? { initialMs: 250, maxMs: 5_000 };
+    const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(this.#attempt, 20));
+    this.#attempt++;
+    const delayMs = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+    clearTimeout(this.#retry);
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.#open();
+    }, delayMs);
+    this.#retry.unref();
+  }
+
+  /** A stream silent past STALE_KEEPALIVES keepalives is treated as dead and opened again. */
+  #armWatchdog(): void {
+    clearTimeout(this.#watchdog);
+    if (this.#stopped) return;
+    this.#watchdog = setTimeout(() => {
+      if (this.#call && this.#synced && !this.fresh()) this.#lost(new Error("inventory stream silent"));
+      this.#armWatchdog();
+    }, this.#keepaliveMs);
+    this.#watchdog.unref();
+  }
+}
