@@ -24,6 +24,7 @@ import { createLogger, type Logger } from "../logger.ts";
 import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
+import { startInventoryCache } from "../proxy/inventory-cache.ts";
 import { startProxyTrust } from "../proxy/locks.ts";
 import { hostPortOf, ProxyPeering, peerAddressOf } from "../proxy/peering/peering.ts";
 import { recordingRoutes } from "../proxy/recordings-route.ts";
@@ -240,6 +241,15 @@ export async function startEmbedded(
       metrics: registry,
     });
     closers.push(() => trust.close());
+    // The node list and the terminal's per-node decision from auth's pushed inventory
+    // (docs/proxy-cache.md); auth answers while the copy cannot.
+    const inventory = startInventoryCache({
+      connection: () => authConnection,
+      trust: trust.watcher,
+      clock,
+      logger: logger.child({ component: "proxy-inventory" }),
+    });
+    closers.push(async () => inventory.close());
     // Reverse tunnels (docs/tunnels.md): agents' TLS is checked against the host CA and the node
     // must still be registered here (a removed node's certificate outlives its record).
     const nodeRecords = new NodeStore({ backend, clock });
@@ -258,7 +268,7 @@ export async function startEmbedded(
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfig,
       tls: proxyIdentity.serverTls(),
-      authApi: trust.locks.guardSessions(authApi),
+      authApi: inventory.serveAuthApi(trust.locks.guardSessions(authApi)),
       logger: logger.child({ component: "proxy" }),
       ready: () => source.synced(),
       resources: source,
@@ -270,7 +280,12 @@ export async function startEmbedded(
       metrics: registry,
       // The browser terminal (and `svc ssh`), recordings, the web UI, and the CLI routes.
       routes: [
-        terminalRoutes({ terminalAuth, clock, dialer: tunnels.dialer, locks: trust.locks }),
+        terminalRoutes({
+          terminalAuth: inventory.serveTerminalAuth(terminalAuth),
+          clock,
+          dialer: tunnels.dialer,
+          locks: trust.locks,
+        }),
         recordingRoutes({ terminalAuth }),
         webRoutes(),
         passwordResetRoutes({ api: cliAuthApi }),

@@ -428,3 +428,23 @@ export class InventoryCache {
     this.#watchdog.unref();
   }
 }
+
+/**
+ * The proxy role's inventory copy: WatchInventory on the proxy's connection, with the locks of
+ * its trust stream (unknown while that stream is down, so lock-dependent decisions go to auth).
+ */
+export function startInventoryCache(o: {
+  connection: () => InventoryConnection;
+  trust: { connected(): boolean; current(): { locks: readonly LockRecord[] } | undefined };
+  clock: Clock;
+  logger: Logger;
+}): InventoryCache {
+  const cache = new InventoryCache({
+    connection: o.connection,
+    clock: o.clock,
+    logger: o.logger,
+    locks: () => (o.trust.connected() ? o.trust.current()?.locks : undefined),
+  });
+  cache.start();
+  return cache;
+}

@@ -15,6 +15,7 @@ import { createLogger } from "../logger.ts";
 import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
+import { startInventoryCache } from "../proxy/inventory-cache.ts";
 import { startProxyTrust } from "../proxy/locks.ts";
 import { hostPortOf, ProxyPeering, peerAddressOf } from "../proxy/peering/peering.ts";
 import { recordingRoutes } from "../proxy/recordings-route.ts";
@@ -231,6 +232,15 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       metrics: registry,
     });
     closers.add(() => trust.close());
+    // The node list and the terminal's per-node decision from auth's pushed inventory, auth's
+    // own code on the same data; auth answers while the copy cannot (docs/proxy-cache.md).
+    const inventory = startInventoryCache({
+      connection: () => current().connection,
+      trust: trust.watcher,
+      clock,
+      logger: logger.child({ component: "proxy-inventory" }),
+    });
+    closers.add(async () => inventory.close());
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfigFrom(config, SERVER_VERSION),
       tls: {
@@ -238,7 +248,7 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
         keyPem: loaded.identity.keyPem,
         ...(publicTls ? { sniCallback: publicTls.sniCallback } : {}),
       },
-      authApi: trust.locks.guardSessions(forwarding(() => current().authApi)),
+      authApi: inventory.serveAuthApi(trust.locks.guardSessions(forwarding(() => current().authApi))),
       logger,
       ready: () => (source?.synced() ?? false) && sourceFresh(config, source ?? {}),
       resources: source,
@@ -248,7 +258,7 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       metrics: registry,
       routes: [
         terminalRoutes({
-          terminalAuth: forwarding(() => current().terminalAuth),
+          terminalAuth: inventory.serveTerminalAuth(forwarding(() => current().terminalAuth)),
           clock,
           dialer: tunnels.dialer,
           locks: trust.locks,
