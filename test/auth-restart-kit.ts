@@ -1,0 +1,299 @@
+// Two `svcd auth` processes on one PostgreSQL schema and two `svcd proxy` processes that list both
+// auths in proxy.auth_addr, plus a load generator over the proxies' HTTPS API: what
+// test/auth-restart.test.ts and bench/auth-restart.bench.ts restart auths under. Real processes
+// (bin/svcd), real TLS, real PostgreSQL.
+import { type ChildProcess, spawn } from "node:child_process";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { stringify } from "yaml";
+import { openBackend } from "../core/backend/index.ts";
+import { CertificateAuthorities } from "../core/ca/authorities.ts";
+import { FileCaKeyStore } from "../core/ca/key-store.ts";
+import { systemClock } from "../core/clock.ts";
+import { API_VERSION } from "../core/resources/index.ts";
+import { setPassword } from "../server/auth/passwords.ts";
+import { issueProxyIdentity, PROXY_IDENTITY_FILES } from "../server/roles/proxy-identity.ts";
+import { freePort } from "./harness/ports.ts";
+import { dropSchema, uniqueSchemaName } from "./harness/postgres.ts";
+import { HttpsClient } from "./proxy-https-client.ts";
+
+const root = join(import.meta.dirname, "..");
+const CLUSTER = "auth-restart";
+export const USER = "dana";
+export const PASSWORD = "restarts are not outages";
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function until(what: string, probe: () => Promise<boolean>, ms = 90_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await probe().catch(() => false)) return;
+    await sleep(200);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+export interface SvcdProcess {
+  name: string;
+  child: ChildProcess;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  port: number;
+  diagPort: number;
+  log: string;
+  config: string;
+}
+
+export interface RestartWorld {
+  auths: SvcdProcess[];
+  proxies: SvcdProcess[];
+  /** HTTPS clients of the two proxies (trusting the host CA) */
+  clients: HttpsClient[];
+  /** SIGTERM (waits for the drain, returns the exit code) or SIGKILL, then the same auth again, ready */
+  restartAuth(i: number, how: "SIGTERM" | "SIGKILL"): Promise<{ code: number | null }>;
+  login(client: HttpsClient): Promise<{ status: number; sessionId: string; text: string }>;
+  close(): Promise<void>;
+}
+
+export async function startRestartWorld(pgUrl: string): Promise<RestartWorld> {
+  const schema = uniqueSchemaName("auth_restart");
+  const dir = await mkdtemp(join(tmpdir(), "svc-auth-restart-"));
+  const all: SvcdProcess[] = [];
+  const spawnSvcd = (
+    name: string,
+    role: "auth" | "proxy",
+    config: string,
+    port: number,
+    diagPort: number,
+  ) => {
+    const log = join(dir, `${name}.log`);
+    const fd = openSync(log, "a");
+    const child = spawn(join(root, "bin", "svcd"), [role, "--config", config], {
+      stdio: ["ignore", fd, fd],
+      env: { ...process.env, SVC_RESTART_PG_URL: pgUrl },
+    });
+    closeSync(fd);
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once("exit", (code, signal) => resolve({ code, signal })),
+    );
+    const p: SvcdProcess = { name, child, exited, port, diagPort, log, config };
+    all.push(p);
+    return p;
+  };
+  const ready = (p: SvcdProcess) =>
+    until(`${p.name} ready`, async () => {
+      if (p.child.exitCode !== null) {
+        throw new Error(`${p.name} exited ${p.child.exitCode}:\n${readFileSync(p.log, "utf8").slice(-3000)}`);
+      }
+      const r = await fetch(`http://127.0.0.1:${p.diagPort}/readyz`, { signal: AbortSignal.timeout(5_000) });
+      return r.status === 200;
+    });
+  const base = (proxyPort: number) => ({
+    version: 1,
+    cluster_name: CLUSTER,
+    log_level: "info",
+    proxy: {
+      listen_addr: `127.0.0.1:${proxyPort}`,
+      public_addr: `localhost:${proxyPort}`,
+      oidc_issuer_url: `https://localhost:${proxyPort}`,
+    },
+    client_tools: { min_version: "0.1.0", recommended_version: "0.1.0" },
+    backend: { type: "postgres", url_env: "SVC_RESTART_PG_URL", schema },
+    source: { type: "folder", path: join(dir, "manifests") },
+    ca_store: { type: "files", path: join(dir, "ca") },
+  });
+
+  try {
+    await mkdir(join(dir, "manifests"));
+    await writeFile(
+      join(dir, "manifests", "dana.yaml"),
+      [
+        { kind: "Role", metadata: { name: "dev" }, spec: { allow: { logins: ["dana"] } } },
+        { kind: "User", metadata: { name: USER }, spec: { roles: ["dev"] } },
+      ]
+        .map((o) => stringify({ apiVersion: API_VERSION, ...o }))
+        .join("---\n"),
+    );
+    const auths: SvcdProcess[] = [];
+    for (const i of [0, 1]) {
+      const port = await freePort();
+      const diagPort = await freePort();
+      const config = join(dir, `auth-${i}.yaml`);
+      await writeFile(
+        config,
+        stringify({
+          ...base(3080),
+          auth: { listen_addr: `127.0.0.1:${port}`, diagnostics_addr: `127.0.0.1:${diagPort}` },
+        }),
+      );
+      auths.push(spawnSvcd(`auth-${i}`, "auth", config, port, diagPort));
+    }
+    await Promise.all(auths.map(ready));
+    const cas = await CertificateAuthorities.loadOrCreate(new FileCaKeyStore(join(dir, "ca")), {
+      clusterName: CLUSTER,
+      trustDomain: CLUSTER,
+      clock: systemClock,
+    });
+    const backend = await openBackend(
+      { type: "postgres", connectionString: pgUrl, schema },
+      { clock: systemClock },
+    );
+    try {
+      await setPassword(backend, USER, PASSWORD);
+    } finally {
+      await backend.close();
+    }
+    // The identity auth would write into the proxy's Secret, as a folder.
+    const identity = await issueProxyIdentity(cas, {
+      names: ["localhost", "127.0.0.1"],
+      clientName: CLUSTER,
+      ttlSeconds: 3600,
+      clock: systemClock,
+    });
+    const identityDir = join(dir, "identity");
+    await mkdir(identityDir);
+    for (const [field, file] of Object.entries(PROXY_IDENTITY_FILES))
+      await writeFile(join(identityDir, file), identity[field as keyof typeof PROXY_IDENTITY_FILES]);
+    const proxies: SvcdProcess[] = [];
+    for (const i of [0, 1]) {
+      const port = await freePort();
+      const diagPort = await freePort();
+      const config = join(dir, `proxy-${i}.yaml`);
+      const b = base(port);
+      await writeFile(
+        config,
+        stringify({
+          ...b,
+          auth: { listen_addr: "127.0.0.1:1" },
+          proxy: {
+            ...b.proxy,
+            diagnostics_addr: `127.0.0.1:${diagPort}`,
+            // Both replicas, as a static list (docs/auth.md "High availability").
+            auth_addr: auths.map((a) => `127.0.0.1:${a.port}`).join(","),
+            auth_server_name: "localhost",
+            identity_dir: identityDir,
+            // The load generator is one session going as fast as it can: not a user to slow down.
+            limits: { session_requests_per_second: 100_000, session_request_burst: 100_000 },
+          },
+        }),
+      );
+      proxies.push(spawnSvcd(`proxy-${i}`, "proxy", config, port, diagPort));
+    }
+    await Promise.all(proxies.map(ready));
+    const clients = proxies.map(
+      (p) => new HttpsClient(`https://127.0.0.1:${p.port}`, identity.caPem, "localhost"),
+    );
+
+    return {
+      auths,
+      proxies,
+      clients,
+      async restartAuth(i, how) {
+        const old = auths[i];
+        if (!old) throw new Error(`no auth ${i}`);
+        old.child.kill(how);
+        const { code } = await old.exited;
+        const next = spawnSvcd(old.name, "auth", old.config, old.port, old.diagPort);
+        auths[i] = next;
+        await ready(next);
+        return { code };
+      },
+      async login(client) {
+        const res = await client.send({
+          method: "POST",
+          path: "/v1/webapi/login",
+          body: { username: USER, password: PASSWORD },
+        });
+        const sessionId = (res.json as { session_id?: string } | undefined)?.session_id ?? "";
+        return { status: res.status, sessionId, text: res.text };
+      },
+      async close() {
+        await stopAll(all);
+        await dropSchema(pgUrl, schema).catch(() => undefined);
+        await rm(dir, { recursive: true, force: true });
+      },
+    };
+  } catch (err) {
+    const logs = all.map((p) => `--- ${p.name}\n${readFileSync(p.log, "utf8").slice(-2000)}`).join("\n");
+    await stopAll(all);
+    await dropSchema(pgUrl, schema).catch(() => undefined);
+    await rm(dir, { recursive: true, force: true });
+    throw new Error(`${err instanceof Error ? err.message : String(err)}\n${logs}`);
+  }
+}
+
+async function stopAll(all: SvcdProcess[]): Promise<void> {
+  await Promise.all(
+    all.map(async (p) => {
+      if (p.child.exitCode !== null || p.child.signalCode !== null) return;
+      p.child.kill("SIGTERM");
+      const t = setTimeout(() => p.child.kill("SIGKILL"), 10_000);
+      await p.exited;
+      clearTimeout(t);
+    }),
+  );
+}
+
+/** One request's outcome, tagged with what was happening meanwhile. */
+export interface Sample {
+  ok: boolean;
+  ms: number;
+  phase: "steady" | "restart";
+  detail?: string;
+}
+
+/**
+ * Authenticated reads (GET /v1/webapi/session with the session as bearer) on both proxies from
+ * `workers` loops until stopped; `phase()` tags each sample.
+ */
+export function readLoad(
+  clients: HttpsClient[],
+  sessionId: string,
+  workers: number,
+  phase: () => Sample["phase"],
+): { samples: Sample[]; stop(): Promise<void> } {
+  const samples: Sample[] = [];
+  let running = true;
+  const loop = async (w: number) => {
+    let n = w;
+    while (running) {
+      const client = clients[n++ % clients.length];
+      if (!client) return;
+      const p = phase();
+      const t0 = performance.now();
+      try {
+        const res = await client.send({
+          path: "/v1/webapi/session",
+          headers: { authorization: `Bearer ${sessionId}` },
+        });
+        const ok = res.status === 200 && (res.json as { username?: string }).username === USER;
+        samples.push({
+          ok,
+          ms: performance.now() - t0,
+          phase: p,
+          ...(ok ? {} : { detail: `${res.status} ${res.text}` }),
+        });
+      } catch (err) {
+        samples.push({ ok: false, ms: performance.now() - t0, phase: p, detail: String(err) });
+      }
+    }
+  };
+  const loops = Array.from({ length: workers }, (_, w) => loop(w));
+  return {
+    samples,
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
+/** p-th percentile (0..100) of the values, nearest rank. */
+export function percentile(values: number[], p: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return (
+    sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN
+  );
+}
