@@ -3,6 +3,7 @@
 // prefixed with the schema, so clusters sharing one database never hear each other. When the
 // listening connection is lost, subscribers are told (listening false: messages may be missed)
 // and it is opened again with a capped backoff; they are told again once it listens.
+import { createHash } from "node:crypto";
 import pg from "pg";
 import type { NotificationHandler } from "./backend.ts";
 import { checkChannel, LocalNotifier } from "./notify.ts";
@@ -21,7 +22,11 @@ export class PostgresNotifier {
 
   constructor(connectionString: string, schema: string) {
     this.#connectionString = connectionString;
-    this.#prefix = `${schema}__`;
+    // PostgreSQL cuts identifiers at 63 bytes: a long schema name is shortened to a digest of it.
+    this.#prefix =
+      schema.length <= 20
+        ? `${schema}__`
+        : `s${createHash("sha256").update(schema).digest("hex").slice(0, 19)}__`;
     this.#local.setListening(false);
   }
 

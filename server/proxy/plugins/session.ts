@@ -1,6 +1,8 @@
-// Resolves the caller's session through auth on every request that needs one (no cache: a
-// logout on any replica is effective on the next request everywhere), and enforces CSRF proof
-// for cookie-authenticated state-changing requests.
+// Resolves the caller's session through `app.authApi.getSession` on every request that needs
+// one, and enforces CSRF proof for cookie-authenticated state-changing requests. The roles wire
+// that call through the session cache (session-cache.ts, docs/proxy-cache.md): answered from
+// memory while the WatchSessions stream is live, by auth otherwise; a logout anywhere reaches
+// this proxy through the stream, and one through this proxy drops its entry at once.
 import cookie from "@fastify/cookie";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import fp from "fastify-plugin";

@@ -1,0 +1,324 @@
+// Web sessions answered from the proxy's memory (docs/proxy-cache.md). The proxy keeps, per
+// SHA-256 of a session id (never the id), what GetSession said, and follows WatchSessions:
+// "revoked" drops the entry, "user"/"role"/"reset" mark entries to be checked with auth on their
+// next use, and expiry is honoured locally. The cache answers only while the stream is live (it
+// has heard a reset or a keepalive since it last connected, and not gone silent): otherwise every
+// use is checked with auth by RPC, and auth being unreachable is a 503, never a cached answer.
+// A logout through this proxy drops its entry before auth is even asked.
+import { createHash } from "node:crypto";
+import type { ClientReadableStream, Metadata, ServiceError } from "@grpc/grpc-js";
+import type { Logger } from "pino";
+import { Counter, Gauge, type Registry } from "prom-client";
+import type { Clock } from "../../core/clock.ts";
+import { NotAuthenticatedError, UnavailableError } from "../../core/errors.ts";
+import type { AuthServiceClient } from "../../proto/generated/svc/v1/AuthService.ts";
+import type { SessionEvent__Output } from "../../proto/generated/svc/v1/SessionEvent.ts";
+import type { AuthApi, SessionInfo } from "./auth-client.ts";
+
+/** Sessions remembered (least recently used forgotten first). */
+export const DEFAULT_MAX_SESSIONS = 50_000;
+const DEFAULT_KEEPALIVE_SECONDS = 5;
+/** A stream silent for this many keepalives is treated as dead (a half-open connection says nothing). */
+const SILENT_KEEPALIVES = 3;
+// Session ids are base64url of 32 bytes (server/auth/sessions.ts): anything else is refused here,
+// without a call to auth and without touching what is cached.
+const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
+
+/** How the stream reaches auth: the proxy's client and its caller metadata ("proxy:<name>"). */
+export interface SessionStreamSource {
+  readonly client: AuthServiceClient;
+  metadata(): Metadata;
+}
+
+export interface SessionCacheOptions {
+  /** Read at every (re)connect, so an identity reload or a new channel is followed. */
+  connection: () => SessionStreamSource;
+  clock: Clock;
+  logger: Logger;
+  /** The proxy's registry: svc_proxy_session_cache_* */
+  metrics?: Registry;
+  maxSessions?: number;
+  /** reconnect backoff: first delay and cap (ms); defaults 100 ms and 5 s */
+  backoff?: { initialMs: number; maxMs: number };
+}
+
+interface Entry {
+  info: SessionInfo;
+  /** to be checked with auth on next use */
+  stale: boolean;
+}
+
+export type StreamState = "connecting" | "live" | "down" | "stopped";
+
+export const sessionHash = (sessionId: string): string =>
+  createHash("sha256").update(sessionId).digest("hex");
+
+export class SessionCache {
+  readonly #o: SessionCacheOptions;
+  readonly #max: number;
+  /** Map order is recency: a hit moves its entry to the end. */
+  readonly #entries = new Map<string, Entry>();
+  /** Bumped by everything that may invalidate: a fill that began before it is stored stale. */
+  #gen = 0;
+  #state: StreamState = "stopped";
+  #position = "";
+  #keepaliveSeconds = DEFAULT_KEEPALIVE_SECONDS;
+  #call: ClientReadableStream<SessionEvent__Output> | undefined;
+  #attempt = 0;
+  #retry: NodeJS.Timeout | undefined;
+  #watchdog: NodeJS.Timeout | undefined;
+  #lastEvent = 0;
+  readonly #hits?: Counter;
+  readonly #misses?: Counter;
+  readonly #events?: Counter<"kind">;
+  readonly #reconnects?: Counter;
+
+  constructor(o: SessionCacheOptions) {
+    this.#o = o;
+    this.#max = Math.max(1, o.maxSessions ?? DEFAULT_MAX_SESSIONS);
+    const registry = o.metrics;
+    if (registry) {
+      const self = this;
+      this.#hits = new Counter({
+        name: "svc_proxy_session_cache_hits_total",
+        help: "Session checks answered from the proxy's session cache",
+        registers: [registry],
+      });
+      this.#misses = new Counter({
+        name: "svc_proxy_session_cache_misses_total",
+        help: "Session checks sent to auth (not cached, to be checked again, or the session stream not live)",
+        registers: [registry],
+      });
+      this.#events = new Counter({
+        name: "svc_proxy_session_stream_events_total",
+        help: "WatchSessions events received, by kind",
+        labelNames: ["kind"],
+        registers: [registry],
+      });
+      this.#reconnects = new Counter({
+        name: "svc_proxy_session_stream_reconnects_total",
+        help: "WatchSessions streams that ended or failed and were opened again",
+        registers: [registry],
+      });
+      new Gauge({
+        name: "svc_proxy_session_stream_live",
+        help: "1 while the WatchSessions stream is live and the cache answers; 0 while every session is checked with auth",
+        registers: [registry],
+        collect() {
+          this.set(self.live ? 1 : 0);
+        },
+      });
+      new Gauge({
+        name: "svc_proxy_session_cache_entries",
+        help: "Sessions held in the proxy's session cache",
+        registers: [registry],
+        collect() {
+          this.set(self.size);
+        },
+      });
+    }
+  }
+
+  get live(): boolean {
+    return this.#state === "live";
+  }
+
+  get state(): StreamState {
+    return this.#state;
+  }
+
+  get size(): number {
+    return this.#entries.size;
+  }
+
+  /** The last position applied (resume_from of the next connect). */
+  get position(): string {
+    return this.#position;
+  }
+
+  start(): void {
+    if (this.#state !== "stopped") return;
+    this.#state = "connecting";
+    this.#open();
+    this.#armWatchdog();
+  }
+
+  async close(): Promise<void> {
+    this.#state = "stopped";
+    clearTimeout(this.#retry);
+    clearTimeout(this.#watchdog);
+    this.#drop();
+    this.#entries.clear();
+  }
+
+  /** `api` with getSession answered from the cache when it may be, and deleteSession dropping the entry first. */
+  guard(api: AuthApi): AuthApi {
+    const getSession = (sessionId: string): Promise<SessionInfo> => this.getSession(api, sessionId);
+    const deleteSession = (sessionId: string): Promise<void> => this.deleteSession(api, sessionId);
+    return new Proxy(api, {
+      get(target, prop) {
+        if (prop === "getSession") return getSession;
+        if (prop === "deleteSession") return deleteSession;
+        const value: unknown = Reflect.get(target, prop, target);
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  async getSession(api: Pick<AuthApi, "getSession">, sessionId: string): Promise<SessionInfo> {
+    if (!SESSION_ID.test(sessionId)) throw new NotAuthenticatedError("invalid or expired session");
+    const key = sessionHash(sessionId);
+    const entry = this.#entries.get(key);
+    const now = this.#o.clock.now().getTime();
+    if (entry && entry.info.expires.getTime() <= now) {
+      this.#entries.delete(key);
+      throw new NotAuthenticatedError("invalid or expired session");
+    }
+    if (entry && !entry.stale && this.#state === "live") {
+      this.#entries.delete(key);
+      this.#entries.set(key, entry);
+      this.#hits?.inc();
+      return entry.info;
+    }
+    this.#misses?.inc();
+    const gen = this.#gen;
+    let info: SessionInfo;
+    try {
+      info = await api.getSession(sessionId);
+    } catch (err) {
+      // Auth unreachable: the entry stays (still to be checked); any answer from auth ends it.
+      if (!(err instanceof UnavailableError)) this.#entries.delete(key);
+      throw err;
+    }
+    this.#entries.delete(key);
+    this.#entries.set(key, { info, stale: gen !== this.#gen });
+    if (this.#entries.size > this.#max) {
+      const oldest = this.#entries.keys().next().value;
+      if (oldest !== undefined) this.#entries.delete(oldest);
+    }
+    return info;
+  }
+
+  /** Logout through this proxy: effective here before auth answers, whatever it answers. */
+  async deleteSession(api: Pick<AuthApi, "deleteSession">, sessionId: string): Promise<void> {
+    if (SESSION_ID.test(sessionId)) this.forget(sessionHash(sessionId));
+    await api.deleteSession(sessionId);
+  }
+
+  /** Drops one session by its hash. */
+  forget(hash: string): void {
+    this.#gen++;
+    this.#entries.delete(hash);
+  }
+
+  #markStale(pred: (e: Entry) => boolean): void {
+    this.#gen++;
+    for (const e of this.#entries.values()) if (pred(e)) e.stale = true;
+  }
+
+  // ---- the stream ----------------------------------------------------------------------------
+
+  #open(): void {
+    if (this.#state === "stopped") return;
+    let call: ClientReadableStream<SessionEvent__Output>;
+    try {
+      const c = this.#o.connection();
+      call = c.client.WatchSessions({ resume_from: this.#position }, c.metadata());
+    } catch (err) {
+      this.#lost(err instanceof Error ? err : new Error(String(err)));
+      return;
+    }
+    this.#call = call;
+    call.on("data", (e: SessionEvent__Output) => {
+      if (this.#call === call) this.#receive(e);
+    });
+    call.on("error", (err: ServiceError) => {
+      if (this.#call === call) this.#lost(new Error(err.details || err.message));
+    });
+    call.on("end", () => {
+      if (this.#call === call) this.#lost(new Error("auth ended the session stream"));
+    });
+  }
+
+  #receive(e: SessionEvent__Output): void {
+    this.#lastEvent = Date.now();
+    this.#events?.inc({ kind: e.kind || "unknown" });
+    if (e.keepalive_seconds > 0) this.#keepaliveSeconds = e.keepalive_seconds;
+    switch (e.kind) {
+      case "revoked":
+        this.forget(e.session_hash);
+        break;
+      case "user":
+        this.#markStale((x) => x.info.username === e.username);
+        break;
+      case "role":
+        this.#markStale((x) => x.info.roles.includes(e.role));
+        break;
+      case "reset":
+        this.#markStale(() => true);
+        this.#goLive();
+        break;
+      case "keepalive":
+        this.#goLive();
+        break;
+      default:
+        // An event this proxy does not know may change anything: check everything again.
+        this.#markStale(() => true);
+    }
+    if (e.position) this.#position = e.position;
+  }
+
+  #goLive(): void {
+    if (this.#state === "live" || this.#state === "stopped") return;
+    this.#state = "live";
+    this.#attempt = 0;
+    this.#o.logger.info(
+      { sessions: this.#entries.size },
+      "session stream live: sessions answered from the cache",
+    );
+  }
+
+  #drop(): void {
+    const call = this.#call;
+    this.#call = undefined;
+    if (call) {
+      call.removeAllListeners("data");
+      call.on("error", () => undefined);
+      call.cancel();
+    }
+  }
+
+  #lost(err: Error): void {
+    this.#drop();
+    if (this.#state === "stopped") return;
+    if (this.#state === "live") {
+      this.#o.logger.warn({ err: err.message }, "session stream down: every session is checked with auth");
+    }
+    this.#state = "down";
+    this.#gen++;
+    this.#reconnects?.inc();
+    const { initialMs, maxMs } = this.#o.backoff ?? { initialMs: 100, maxMs: 5_000 };
+    const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(this.#attempt, 20));
+    this.#attempt++;
+    const delayMs = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
+    clearTimeout(this.#retry);
+    this.#retry = setTimeout(() => {
+      this.#retry = undefined;
+      this.#open();
+    }, delayMs);
+    this.#retry.unref();
+  }
+
+  #armWatchdog(): void {
+    clearTimeout(this.#watchdog);
+    if (this.#state === "stopped") return;
+    const every = this.#keepaliveSeconds * 1000;
+    this.#watchdog = setTimeout(() => {
+      if (this.#state === "live" && Date.now() - this.#lastEvent > SILENT_KEEPALIVES * every) {
+        this.#lost(new Error("session stream silent past its keepalive"));
+      }
+      this.#armWatchdog();
+    }, every);
+    this.#watchdog.unref();
+  }
+}
