@@ -8,6 +8,7 @@
 // its stdin closes.
 import { generateKeyPairSync } from "node:crypto";
 import { writeFile } from "node:fs/promises";
+import { Session } from "node:inspector";
 import { join } from "node:path";
 import { SqliteBackend } from "../core/backend/sqlite.ts";
 import { formatSshPublicKey } from "../core/certs/ssh-keys.ts";
@@ -102,6 +103,27 @@ const info = {
   },
 };
 process.stdout.write(`${JSON.stringify(info)}\n`);
+
+// SVC_BENCH_FLEET_PROFILE=<dir>: the bench sends SIGUSR2 at the start and the end of the measured
+// heartbeat window; the CPU profile of that window is written there (for finding what to fix).
+const profileDir = process.env["SVC_BENCH_FLEET_PROFILE"];
+if (profileDir) {
+  const session = new Session();
+  session.connect();
+  let running = false;
+  process.on("SIGUSR2", () => {
+    if (!running) {
+      running = true;
+      session.post("Profiler.enable", () => session.post("Profiler.start"));
+      return;
+    }
+    running = false;
+    session.post("Profiler.stop", (err, res) => {
+      if (!err)
+        void writeFile(join(profileDir, `auth-${process.pid}.cpuprofile`), JSON.stringify(res.profile));
+    });
+  });
+}
 process.stdin.resume();
 process.stdin.on("end", () => {
   void env.close().then(() => process.exit(0));

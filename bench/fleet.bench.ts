@@ -10,7 +10,8 @@
 //  3. heartbeats go on while a real proxy (this process) serves GET /v1/webapi/nodes (default
 //     page, and a label-filtered one) to autocannon, against a bare fastify HTTPS hello.
 // Auth CPU is read from /proc/<pid>/stat over each window (Linux). SVC_BENCH_FLEET_AGENTS and
-// SVC_BENCH_FLEET_INTERVAL (seconds) shrink the run for a quick look.
+// SVC_BENCH_FLEET_INTERVAL (seconds) shrink the run for a quick look; SVC_BENCH_FLEET_PROFILE=<dir>
+// writes auth's CPU profile of the measured heartbeat window there.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
@@ -229,7 +230,10 @@ export default async function fleetBench(): Promise<BenchReport> {
     const health = await measure(clients, authChild.pid, INTERVAL_S);
     await all(clients, { cmd: "run", rpc: "heartbeat", intervalMs: interval });
     await sleep(interval); // warm-up: each agent's first heartbeat writes its node record
+    const profiling = process.env.SVC_BENCH_FLEET_PROFILE !== undefined;
+    if (profiling) authChild.kill("SIGUSR2");
     const heartbeat = await measure(clients, authChild.pid, INTERVAL_S);
+    if (profiling) authChild.kill("SIGUSR2");
 
     // The node list while the fleet keeps heartbeating.
     const fx = await startProxySide({
