@@ -39,3 +39,39 @@ export const getentPasswd: PasswdLookup = async (login) => {
     return undefined; // getent exits 2 for an unknown user
   }
 };
+
+/**
+ * `lookup` with each found entry remembered for `ttlMs` and concurrent asks for one login sharing
+ * one lookup: `getent` is a process spawn per login, the largest CPU cost of opening a session when
+ * terminals open in bursts (docs/performance.md, "Opening a terminal"). Only found users are kept,
+ * so a user added to the node is seen at once; a removed or changed one within `ttlMs`.
+ */
+export function cachedPasswd(
+  lookup: PasswdLookup,
+  ttlMs = 10_000,
+  now = () => performance.now(),
+): PasswdLookup {
+  const found = new Map<string, { entry: PasswdEntry; until: number }>();
+  const pending = new Map<string, Promise<PasswdEntry | undefined>>();
+  return (login) => {
+    const hit = found.get(login);
+    if (hit && hit.until > now()) return Promise.resolve(hit.entry);
+    found.delete(login);
+    const running = pending.get(login);
+    if (running) return running;
+    const p = lookup(login).then(
+      (entry) => {
+        pending.delete(login);
+        // At most one entry per user that exists on this node.
+        if (entry) found.set(login, { entry, until: now() + ttlMs });
+        return entry;
+      },
+      (err: unknown) => {
+        pending.delete(login);
+        throw err;
+      },
+    );
+    pending.set(login, p);
+    return p;
+  };
+}

@@ -17,7 +17,7 @@ import { BadParameterError } from "../../core/errors.ts";
 import { ssh2PrivateKey } from "../../core/sshclient/ssh2-key.ts";
 import "../../core/sshclient/ssh2-patch-types.ts";
 import { verifyCertLogin } from "./cert-login.ts";
-import { getentPasswd, type PasswdEntry, type PasswdLookup } from "./passwd.ts";
+import { cachedPasswd, getentPasswd, type PasswdEntry, type PasswdLookup } from "./passwd.ts";
 import { type ExitInfo, type PtyRequest, startSessionProcess } from "./session-process.ts";
 
 export type AgentSshAuditEvent =
@@ -102,7 +102,7 @@ export interface AgentSshServerOptions {
   logger: Logger;
   audit: (event: AgentSshAuditEvent) => void;
   observer?: SessionObserver;
-  /** passwd lookup; default `getent passwd` */
+  /** passwd lookup; default `getent passwd`, found users remembered for 10 s (cachedPasswd) */
   lookupUser?: PasswdLookup;
   /** the agent's own uid; default process.getuid() */
   processUid?: number;
@@ -170,6 +170,7 @@ export async function resolveLoginUser(
 
 export class AgentSshServer {
   readonly #opts: AgentSshServerOptions;
+  readonly #lookupUser: PasswdLookup;
   /**
    * Runs the SSH handshake of new connections with the host key and certificate in force. A
    * renewal (setHostIdentity) replaces it; connections already open keep the one they started
@@ -185,6 +186,7 @@ export class AgentSshServer {
 
   constructor(opts: AgentSshServerOptions) {
     this.#opts = opts;
+    this.#lookupUser = opts.lookupUser ?? cachedPasswd(getentPasswd);
     this.#handshake = this.#handshaker(opts.hostKey, opts.hostCertificate);
   }
 
@@ -356,14 +358,14 @@ export class AgentSshServer {
       }
       const signed = performance.now();
       let authorized = signed;
+      // Asked at once: the user lookup needs nothing from auth, so a login waits for the slower of
+      // the two, not both. Auth's refusal still wins: the lookup is read only after auth said yes.
+      const user = resolveLoginUser(ctx.username, o.processUid ?? process.getuid?.() ?? -1, this.#lookupUser);
+      user.catch(() => undefined); // read below, or dropped with auth's refusal
       o.authorizeLogin(question)
         .then(() => {
           authorized = performance.now();
-          return resolveLoginUser(
-            ctx.username,
-            o.processUid ?? process.getuid?.() ?? -1,
-            o.lookupUser ?? getentPasswd,
-          );
+          return user;
         })
         .then(
           ({ user, dropPrivileges }) => {
