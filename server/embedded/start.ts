@@ -34,6 +34,7 @@ import { publicAddressOfRun } from "../proxy/routes/admin-tokens.ts";
 import { passwordResetRoutes } from "../proxy/routes/password-reset.ts";
 import { userCertRoutes } from "../proxy/routes/user-certs.ts";
 import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
+import { SessionCache } from "../proxy/session-cache.ts";
 import { GrpcTerminalAuthApi } from "../proxy/terminal-auth.ts";
 import { terminalRoutes } from "../proxy/terminal-route.ts";
 import { createProxyTunnels } from "../proxy/tunnel/index.ts";
@@ -241,6 +242,16 @@ export async function startEmbedded(
       metrics: registry,
     });
     closers.push(() => trust.close());
+    // Web sessions answered from memory while WatchSessions is live; every use asks auth while
+    // it is not (docs/proxy-cache.md). Inside the lock guard: a locked user is refused at once.
+    const sessions = new SessionCache({
+      connection: () => authConnection,
+      clock,
+      logger: logger.child({ component: "proxy-sessions" }),
+      metrics: registry,
+    });
+    sessions.start();
+    closers.push(() => sessions.close());
     // The node list and the terminal's per-node decision from auth's pushed inventory
     // (docs/proxy-cache.md); auth answers while the copy cannot.
     const inventory = startInventoryCache({
@@ -268,7 +279,7 @@ export async function startEmbedded(
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfig,
       tls: proxyIdentity.serverTls(),
-      authApi: inventory.serveAuthApi(trust.locks.guardSessions(authApi)),
+      authApi: inventory.serveAuthApi(trust.locks.guardSessions(sessions.guard(authApi))),
       logger: logger.child({ component: "proxy" }),
       ready: () => source.synced(),
       resources: source,

@@ -24,6 +24,7 @@ import { adminRoutes } from "../proxy/routes/admin-routes.ts";
 import { passwordResetRoutes } from "../proxy/routes/password-reset.ts";
 import { userCertRoutes } from "../proxy/routes/user-certs.ts";
 import { type ProxyServer, startProxyServer } from "../proxy/server.ts";
+import { SessionCache } from "../proxy/session-cache.ts";
 import { GrpcTerminalAuthApi } from "../proxy/terminal-auth.ts";
 import { terminalRoutes } from "../proxy/terminal-route.ts";
 import { createProxyTunnels } from "../proxy/tunnel/index.ts";
@@ -232,6 +233,16 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       metrics: registry,
     });
     closers.add(() => trust.close());
+    // Web sessions answered from memory while WatchSessions is live; every use asks auth while
+    // it is not (docs/proxy-cache.md). Inside the lock guard: a locked user is refused at once.
+    const sessions = new SessionCache({
+      connection: () => current().connection,
+      clock,
+      logger: logger.child({ component: "proxy-sessions" }),
+      metrics: registry,
+    });
+    sessions.start();
+    closers.add(() => sessions.close());
     // The node list and the terminal's per-node decision from auth's pushed inventory, auth's
     // own code on the same data; auth answers while the copy cannot (docs/proxy-cache.md).
     const inventory = startInventoryCache({
@@ -248,7 +259,9 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
         keyPem: loaded.identity.keyPem,
         ...(publicTls ? { sniCallback: publicTls.sniCallback } : {}),
       },
-      authApi: inventory.serveAuthApi(trust.locks.guardSessions(forwarding(() => current().authApi))),
+      authApi: inventory.serveAuthApi(
+        trust.locks.guardSessions(sessions.guard(forwarding(() => current().authApi))),
+      ),
       logger,
       ready: () => (source?.synced() ?? false) && sourceFresh(config, source ?? {}),
       resources: source,
