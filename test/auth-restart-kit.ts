@@ -13,16 +13,20 @@ import { CertificateAuthorities } from "../core/ca/authorities.ts";
 import { FileCaKeyStore } from "../core/ca/key-store.ts";
 import { systemClock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
+import { callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import { issueProxyIdentity, PROXY_IDENTITY_FILES } from "../server/roles/proxy-identity.ts";
 import { freePort } from "./harness/ports.ts";
 import { dropSchema, uniqueSchemaName } from "./harness/postgres.ts";
 import { HttpsClient } from "./proxy-https-client.ts";
+import { mustOpen, type TerminalConnection } from "./terminal-client.ts";
 
 const root = join(import.meta.dirname, "..");
 const CLUSTER = "auth-restart";
 export const USER = "dana";
 export const PASSWORD = "restarts are not outages";
+/** the node agent's name (terminals log in there as root) */
+export const NODE = "restart-node";
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -53,6 +57,8 @@ export interface RestartWorld {
   /** SIGTERM (waits for the drain, returns the exit code) or SIGKILL, then the same auth again, ready */
   restartAuth(i: number, how: "SIGTERM" | "SIGKILL"): Promise<{ code: number | null }>;
   login(client: HttpsClient): Promise<{ status: number; sessionId: string; text: string }>;
+  /** a browser terminal to the node through proxy `i` (root), ready and answering an echo */
+  terminal(i: number, sessionId: string): Promise<TerminalConnection>;
   close(): Promise<void>;
 }
 
@@ -62,14 +68,15 @@ export async function startRestartWorld(pgUrl: string): Promise<RestartWorld> {
   const all: SvcdProcess[] = [];
   const spawnSvcd = (
     name: string,
-    role: "auth" | "proxy",
-    config: string,
+    role: "auth" | "proxy" | "agent",
+    config: string | string[],
     port: number,
     diagPort: number,
   ) => {
     const log = join(dir, `${name}.log`);
     const fd = openSync(log, "a");
-    const child = spawn(join(root, "bin", "svcd"), [role, "--config", config], {
+    const args = typeof config === "string" ? ["--config", config] : config;
+    const child = spawn(join(root, "bin", "svcd"), [role, ...args], {
       stdio: ["ignore", fd, fd],
       env: { ...process.env, SVC_RESTART_PG_URL: pgUrl },
     });
@@ -77,7 +84,15 @@ export async function startRestartWorld(pgUrl: string): Promise<RestartWorld> {
     const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
       child.once("exit", (code, signal) => resolve({ code, signal })),
     );
-    const p: SvcdProcess = { name, child, exited, port, diagPort, log, config };
+    const p: SvcdProcess = {
+      name,
+      child,
+      exited,
+      port,
+      diagPort,
+      log,
+      config: typeof config === "string" ? config : "",
+    };
     all.push(p);
     return p;
   };
@@ -104,12 +119,23 @@ export async function startRestartWorld(pgUrl: string): Promise<RestartWorld> {
     ca_store: { type: "files", path: join(dir, "ca") },
   });
 
+  const terminals: TerminalConnection[] = [];
   try {
     await mkdir(join(dir, "manifests"));
     await writeFile(
       join(dir, "manifests", "dana.yaml"),
       [
-        { kind: "Role", metadata: { name: "dev" }, spec: { allow: { logins: ["dana"] } } },
+        {
+          kind: "Role",
+          metadata: { name: "dev" },
+          spec: {
+            allow: {
+              logins: ["root"],
+              node_labels: { "*": "*" },
+              rules: [{ resources: ["tokens"], verbs: ["create"] }],
+            },
+          },
+        },
         { kind: "User", metadata: { name: USER }, spec: { roles: ["dev"] } },
       ]
         .map((o) => stringify({ apiVersion: API_VERSION, ...o }))
@@ -185,6 +211,63 @@ export async function startRestartWorld(pgUrl: string): Promise<RestartWorld> {
       (p) => new HttpsClient(`https://127.0.0.1:${p.port}`, identity.caPem, "localhost"),
     );
 
+    // A node agent joined with a token dana creates, reaching both auths (the same list) and
+    // listening where the proxies dial it.
+    const first = clients[0];
+    if (!first) throw new Error("no proxy");
+    const login = await first.send({
+      method: "POST",
+      path: "/v1/webapi/login",
+      body: { username: USER, password: PASSWORD },
+    });
+    const session = (login.json as { session_id?: string } | undefined)?.session_id ?? "";
+    const admin = createAuthClient({
+      address: auths.map((a) => `127.0.0.1:${a.port}`).join(","),
+      caPems: [cas.hostCa.certPem],
+      serverName: "localhost",
+    });
+    let token = "";
+    try {
+      token = (
+        await callUnary(
+          admin,
+          "CreateJoinToken",
+          { name: NODE, ttl_seconds: 1800, node_labels: {} },
+          userMetadata(session),
+        )
+      ).token;
+    } finally {
+      admin.close();
+    }
+    const caFile = join(dir, "host-ca.pem");
+    await writeFile(caFile, cas.hostCa.certPem);
+    const agentDiag = await freePort();
+    const agent = spawnSvcd(
+      "agent",
+      "agent",
+      [
+        "--auth",
+        auths.map((a) => `127.0.0.1:${a.port}`).join(","),
+        "--auth-server-name",
+        "localhost",
+        "--ca-file",
+        caFile,
+        "--token",
+        token,
+        "--data-dir",
+        join(dir, "agent"),
+        "--hostname",
+        NODE,
+        "--listen",
+        `127.0.0.1:${await freePort()}`,
+        "--diag-listen",
+        `127.0.0.1:${agentDiag}`,
+      ],
+      0,
+      agentDiag,
+    );
+    await ready(agent);
+
     return {
       auths,
       proxies,
@@ -208,7 +291,24 @@ export async function startRestartWorld(pgUrl: string): Promise<RestartWorld> {
         const sessionId = (res.json as { session_id?: string } | undefined)?.session_id ?? "";
         return { status: res.status, sessionId, text: res.text };
       },
+      async terminal(i, sessionId) {
+        const p = proxies[i];
+        if (!p) throw new Error(`no proxy ${i}`);
+        const conn = await mustOpen({
+          baseUrl: `https://127.0.0.1:${p.port}`,
+          caPem: identity.caPem,
+          servername: "localhost",
+          query: { node: NODE, login: "root" },
+          headers: { authorization: `Bearer ${sessionId}` },
+          keepOutput: true,
+        });
+        terminals.push(conn);
+        await conn.waitControl("ready", 20_000);
+        await echo(conn, `open-${i}`);
+        return conn;
+      },
       async close() {
+        for (const t of terminals) t.ws.terminate();
         await stopAll(all);
         await dropSchema(pgUrl, schema).catch(() => undefined);
         await rm(dir, { recursive: true, force: true });
@@ -296,4 +396,14 @@ export function percentile(values: number[], p: number): number {
   return (
     sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? Number.NaN
   );
+}
+
+let echoes = 0;
+/** Types an echo of a fresh marker and waits for it to come back (the shell is alive end to end). */
+export async function echo(conn: TerminalConnection, tag: string, timeoutMs = 20_000): Promise<void> {
+  const marker = `${tag}-${++echoes}`;
+  const from = conn.received();
+  // Quoted in the middle so the typed command line (echoed by the tty) does not match.
+  conn.type(`echo ${marker.slice(0, 3)}''${marker.slice(3)}\r`);
+  await conn.waitFor(marker, timeoutMs, from);
 }

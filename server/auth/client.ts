@@ -46,9 +46,9 @@ export interface AuthClientOptions extends AuthClientTlsOptions {
 
 /**
  * Reads that change nothing: retried on UNAVAILABLE (auth restarting, a replica killed mid-call)
- * on whichever replica is ready, within the caller's deadline. Writes, logins and certificate
- * issuance are not listed: grpc-js still retries them once transparently when the call never
- * reached auth's code (not sent, or refused by a draining server), which is the only safe retry.
+ * on whichever replica is ready, within the caller's deadline. Other calls are not listed: grpc-js
+ * still retries any call once, transparently, when it never reached auth's code (not sent, or
+ * refused by a draining server); see RETRIED_ONCE for the two that get one more.
  */
 export const RETRIED_READS = [
   "GetSession",
@@ -72,6 +72,15 @@ export const RETRIED_READS = [
 ] as const satisfies readonly UnaryRpc[];
 
 /**
+ * A login and a certificate request: retried once on UNAVAILABLE before any answer (the replica
+ * died or the connection broke mid-call). The first attempt may have reached auth, so the worst
+ * case is an unused session or a second certificate for the caller's own key (each audited);
+ * both are harmless, unlike a user who cannot log in or open a terminal while auth restarts.
+ * Single-use steps (WebAuthn finish, password reset, token use) are never retried this way.
+ */
+export const RETRIED_ONCE = ["AuthenticateLocal", "IssueUserCerts"] as const satisfies readonly UnaryRpc[];
+
+/**
  * round_robin over every address the target resolves to (each replica gets calls, and a replica
  * that drains or dies is skipped while the others serve); reads retried as above. The backoff
  * stays short: the deadline, not the attempt count, bounds how long a caller waits.
@@ -88,6 +97,16 @@ export const AUTH_SERVICE_CONFIG = JSON.stringify({
         maxAttempts: 5,
         initialBackoff: "0.1s",
         maxBackoff: "1s",
+        backoffMultiplier: 2,
+        retryableStatusCodes: ["UNAVAILABLE"],
+      },
+    },
+    {
+      name: RETRIED_ONCE.map((method) => ({ service: AUTH_SERVICE_NAME, method })),
+      retryPolicy: {
+        maxAttempts: 2,
+        initialBackoff: "0.1s",
+        maxBackoff: "0.5s",
         backoffMultiplier: 2,
         retryableStatusCodes: ["UNAVAILABLE"],
       },

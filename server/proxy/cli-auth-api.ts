@@ -69,8 +69,7 @@ export class GrpcCliAuthApi implements CliAuthApi {
       this.#client,
       "IssueUserCerts",
       { ssh_public_key: publicKeyLine, ttl_seconds: ttlSeconds, node },
-      // Wait-for-ready, not retried: a certificate is issued (and audited) once; grpc-js retries
-      // only a call that never reached auth's code.
+      // Wait-for-ready; retried once on UNAVAILABLE before any answer (RETRIED_ONCE, client.ts).
       waitForReady(userMetadata(sessionId)),
       { deadline: Date.now() + this.#timeoutMs },
     );

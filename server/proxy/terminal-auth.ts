@@ -107,7 +107,7 @@ export class GrpcTerminalAuthApi implements TerminalAuthApi {
       this.#client,
       "IssueUserCerts",
       { ssh_public_key: publicKeyLine, ttl_seconds: ttlSeconds, node },
-      // Wait-for-ready, not retried once auth saw it (issuance is audited): see client.ts.
+      // Wait-for-ready; retried once on UNAVAILABLE before any answer (RETRIED_ONCE, client.ts).
       waitForReady(userMetadata(sessionId)),
       { deadline: Date.now() + this.#timeoutMs },
     );
