@@ -54,8 +54,51 @@ export function splitProxyAddress(proxy: string): { host: string; port: number }
   return { host: m[1], port };
 }
 
-/** One request; resolves with any HTTP status (callers decide), rejects only on transport failure. */
-export function proxyRequest(
+/** How far a failed attempt got: never reached the proxy, or may have reached it. */
+type Reach = "not_sent" | "maybe_sent";
+const reachOf = new WeakMap<Error, Reach>();
+
+/** Methods that change nothing: safe to send twice. */
+const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS"]);
+
+/** The wait before the one retry: 0.5 to 1 s (jittered so many clients do not come back at once). */
+export const RETRY_BACKOFF_MS = { min: 500, max: 1_000 } as const;
+
+/**
+ * One request; resolves with any HTTP status (callers decide), rejects only on transport failure.
+ * Retried once, after 0.5-1 s (docs/cli.md "When the cluster restarts"), when the proxy or auth
+ * is restarting: any method whose request never reached the proxy (refused or reset before the
+ * TLS handshake ended), and reads (GET) on any transport failure or a 503 answer. A write that
+ * may have reached the proxy is never sent twice.
+ */
+export async function proxyRequest(
+  target: ProxyTarget,
+  method: string,
+  path: string,
+  opts: { sessionId?: string | undefined; body?: JsonValue; timeoutMs?: number; retry?: boolean } = {},
+): Promise<ProxyResponse> {
+  const idempotent = IDEMPOTENT.has(method.toUpperCase());
+  const backoff = () =>
+    new Promise<void>((r) =>
+      setTimeout(r, RETRY_BACKOFF_MS.min + Math.random() * (RETRY_BACKOFF_MS.max - RETRY_BACKOFF_MS.min)),
+    );
+  let first: ProxyResponse;
+  try {
+    first = await proxyRequestOnce(target, method, path, opts);
+  } catch (err) {
+    const reach = err instanceof Error ? reachOf.get(err) : undefined;
+    if (opts.retry === false || reach === undefined || (reach === "maybe_sent" && !idempotent)) throw err;
+    await backoff();
+    return proxyRequestOnce(target, method, path, opts);
+  }
+  if (first.status === 503 && idempotent && opts.retry !== false) {
+    await backoff();
+    return proxyRequestOnce(target, method, path, opts);
+  }
+  return first;
+}
+
+function proxyRequestOnce(
   target: ProxyTarget,
   method: string,
   path: string,
@@ -93,8 +136,19 @@ export function proxyRequest(
         res.on("error", reject);
       },
     );
+    // Until the TLS handshake ends, no byte of the request has reached the proxy.
+    let connected = false;
+    req.on("socket", (socket) => {
+      socket.once("secureConnect", () => {
+        connected = true;
+      });
+    });
+    const transport = (e: UnavailableError): UnavailableError => {
+      reachOf.set(e, connected ? "maybe_sent" : "not_sent");
+      return e;
+    };
     req.on("timeout", () =>
-      req.destroy(new UnavailableError(`proxy ${target.proxy} did not answer in time`)),
+      req.destroy(transport(new UnavailableError(`proxy ${target.proxy} did not answer in time`))),
     );
     req.on("error", (err: Error & { code?: string }) => {
       if (err instanceof SvcError) reject(err);
@@ -104,7 +158,8 @@ export function proxyRequest(
             `cannot verify the proxy's TLS certificate (${err.code}); pass --ca with the cluster's host CA (the data folder's host-ca.pem)`,
           ),
         );
-      } else reject(new UnavailableError(`cannot reach the proxy at ${target.proxy}: ${err.message}`));
+      } else
+        reject(transport(new UnavailableError(`cannot reach the proxy at ${target.proxy}: ${err.message}`)));
     });
     req.end(payload);
   });
