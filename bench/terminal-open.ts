@@ -169,6 +169,19 @@ export async function openBench(o: {
     p50Ms: lat("ws -> agent", 50) - lat("ssh -> sshd", 50),
     p99Ms: addedP99,
   });
+  // Per session, from the proxy's stamps: request received -> shell channel ready is all the
+  // platform adds in front of the shell; without the proxy's own RPCs to auth (session check,
+  // per-node decision, certificate) it is the proxy's and the agent's work plus the agent's
+  // AuthorizeSshLogin.
+  for (const p of ["ws -> sshd", "ws -> agent"] as const) {
+    const t = proxyStages[p] ?? [];
+    const own = t.map((x) => x.totalMs - x.sessionMs - x.authorizeMs - x.certMs);
+    rows.push({
+      name: `platform open ${p}, without the proxy's auth RPCs`,
+      p50Ms: percentile(own, 50),
+      p99Ms: percentile(own, 99),
+    });
+  }
   const count = opened["ws -> agent"]?.latencies.length ?? 0;
   const perSession = (k: keyof ProxyMemory): number =>
     base && loaded ? (loaded[k] - base[k]) / Math.max(1, count) : Number.NaN;
