@@ -7,10 +7,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Metadata, type ServiceError, status } from "@grpc/grpc-js";
+import pg from "pg";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { openPostgresBackend, type PostgresBackend } from "../core/backend/postgres.ts";
+import { PostgresNotifier } from "../core/backend/postgres-notify.ts";
 import { CertificateAuthorities } from "../core/ca/authorities.ts";
 import { FileCaKeyStore } from "../core/ca/key-store.ts";
 import {
@@ -32,6 +34,7 @@ import {
 } from "../server/auth/client.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import { type RunningAuthServer, startAuthServer } from "../server/auth/server.ts";
+import { SESSION_FEED_CHANNEL } from "../server/auth/session-feed.ts";
 import { hashSecret } from "../server/auth/sessions.ts";
 import { proxyDefaults } from "../server/proxy/config.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
@@ -489,6 +492,38 @@ describe("proxy session cache, two auth replicas on PostgreSQL", () => {
     grpcClients.push(anon);
     expect(await firstEvent(anon, userMetadata(sid))).toEqual({ code: status.PERMISSION_DENIED });
     expect(await firstEvent(anon, new Metadata())).toEqual({ code: status.UNAUTHENTICATED });
+  });
+
+  it("replicas that lose their PostgreSQL notifications end their streams, then listen and reset", async () => {
+    const [a, b] = proxies as [ProxySide, ProxySide];
+    const before = await Promise.all(
+      proxies.map((p) => counter(p, "svc_proxy_session_stream_reconnects_total")),
+    );
+    const channel = new PostgresNotifier(pgUrl, schema).pgChannel(SESSION_FEED_CHANNEL);
+    const admin = new pg.Client({ connectionString: pgUrl });
+    await admin.connect();
+    try {
+      // The listening connection of each replica of this schema (its last statement a LISTEN).
+      const killed = await admin.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1 AND pid <> pg_backend_pid()",
+        [`LISTEN ${pg.escapeIdentifier(channel)}`],
+      );
+      expect(killed.rowCount).toBe(2);
+    } finally {
+      await admin.end();
+    }
+    for (const [i, p] of proxies.entries()) {
+      await until(
+        "the stream was ended and opened again",
+        async () =>
+          (await counter(p, "svc_proxy_session_stream_reconnects_total")) > (before[i] ?? 0) && p.cache.live,
+      );
+    }
+    // Notifications flow again: a logout on A still reaches B.
+    const sid = await login(a, "alice");
+    await cachedOnBoth(sid);
+    await logout(a, sid);
+    await until("proxy B refuses the logged-out session", async () => (await sessionStatus(b, sid)) === 401);
   });
 
   it("with the stream down every session is checked with auth: 503 while auth is away, then back", async () => {
