@@ -530,6 +530,9 @@ describe("proxy session cache, two auth replicas on PostgreSQL", () => {
     const a = proxies[0] as ProxySide;
     const sid = await login(a, "alice");
     await cachedOnBoth(sid);
+    const gone = await login(a, "alice");
+    await cachedOnBoth(gone);
+    await logout(a, gone);
     const port = replicas[0]?.port ?? 0;
     await stopReplica(0);
     await until("proxy A's stream is down", () => !a.cache.live);
@@ -538,10 +541,12 @@ describe("proxy session cache, two auth replicas on PostgreSQL", () => {
     expect(await sessionStatus(a, sid)).toBe(503);
     expect(await sessionStatus(a, randomBytes(32).toString("base64url"))).toBe(503);
     expect(await counter(a, "svc_proxy_session_cache_hits_total")).toBe(hits);
+    // A session this proxy saw revoked stays refused: that needs no auth.
+    expect(await sessionStatus(a, gone)).toBe(401);
     replicas[0] = await startReplica(port);
     await until("proxy A's stream is live again", () => a.cache.live, 15_000);
     expect(await sessionStatus(a, sid)).toBe(200);
     expect(await sessionStatus(a, sid)).toBe(200);
-    expect(await counter(a, "svc_proxy_session_cache_hits_total")).toBe(hits + 1);
+    expect(await counter(a, "svc_proxy_session_cache_hits_total")).toBe(hits + 2);
   }, 60_000);
 });

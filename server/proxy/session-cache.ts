@@ -1,10 +1,11 @@
 // Web sessions answered from the proxy's memory (docs/proxy-cache.md). The proxy keeps, per
 // SHA-256 of a session id (never the id), what GetSession said, and follows WatchSessions:
-// "revoked" drops the entry, "user"/"role"/"reset" mark entries to be checked with auth on their
-// next use, and expiry is honoured locally. The cache answers only while the stream is live (it
+// "revoked" marks the entry revoked (refused here without asking auth: a revoked session never
+// comes back), "user"/"role"/"reset" mark entries to be checked with auth on their next use, and
+// expiry is honoured locally. The cache answers only while the stream is live (it
 // has heard a reset or a keepalive since it last connected, and not gone silent): otherwise every
 // use is checked with auth by RPC, and auth being unreachable is a 503, never a cached answer.
-// A logout through this proxy drops its entry before auth is even asked.
+// A logout through this proxy marks its entry revoked before auth is even asked.
 import { createHash } from "node:crypto";
 import type { ClientReadableStream, Metadata, ServiceError } from "@grpc/grpc-js";
 import type { Logger } from "pino";
@@ -46,6 +47,11 @@ interface Entry {
   info: SessionInfo;
   /** to be checked with auth on next use */
   stale: boolean;
+  /**
+   * Revoked (logout here, or a "revoked" event): refused here until it would have expired. A
+   * session never comes back once revoked, so this answer needs neither auth nor a live stream.
+   */
+  revoked?: boolean;
 }
 
 export type StreamState = "connecting" | "live" | "down" | "stopped";
@@ -174,6 +180,10 @@ export class SessionCache {
       this.#entries.delete(key);
       throw new NotAuthenticatedError("invalid or expired session");
     }
+    if (entry?.revoked) {
+      this.#hits?.inc();
+      throw new NotAuthenticatedError("invalid or expired session");
+    }
     if (entry && !entry.stale && this.#state === "live") {
       this.#entries.delete(key);
       this.#entries.set(key, entry);
@@ -187,9 +197,11 @@ export class SessionCache {
       info = await api.getSession(sessionId);
     } catch (err) {
       // Auth unreachable: the entry stays (still to be checked); any answer from auth ends it.
-      if (!(err instanceof UnavailableError)) this.#entries.delete(key);
+      if (!(err instanceof UnavailableError) && !this.#entries.get(key)?.revoked) this.#entries.delete(key);
       throw err;
     }
+    // Revoked while auth was answering: that answer is already out of date.
+    if (this.#entries.get(key)?.revoked) throw new NotAuthenticatedError("invalid or expired session");
     this.#entries.delete(key);
     this.#entries.set(key, { info, stale: gen !== this.#gen });
     if (this.#entries.size > this.#max) {
@@ -205,10 +217,11 @@ export class SessionCache {
     await api.deleteSession(sessionId);
   }
 
-  /** Drops one session by its hash. */
+  /** A session is revoked: refused here from now on (kept as revoked while it would have lived). */
   forget(hash: string): void {
     this.#gen++;
-    this.#entries.delete(hash);
+    const entry = this.#entries.get(hash);
+    if (entry) entry.revoked = true;
   }
 
   #markStale(pred: (e: Entry) => boolean): void {
