@@ -55,17 +55,19 @@ export async function makePki(clock: Clock = systemClock): Promise<TestPki> {
   const userCa = generateKeyPairSync("ed25519");
   const hostSshCa = generateKeyPairSync("ed25519");
   const userCaPublicLine = formatSshPublicKey(userCa.publicKey);
+  // Encoded once, as server/auth/keys.ts does (IssueUserCerts returns it with every certificate).
+  const publicKeys = {
+    user_ca_ssh_public_keys: [userCaPublicLine],
+    host_ca_ssh_public_keys: [formatSshPublicKey(hostSshCa.publicKey)],
+    host_ca_pems: [hostCa.certPem],
+    spiffe_bundle_json: "{}",
+    spiffe_jwks_json: '{"keys":[]}',
+    app_jwt_jwks_json: '{"keys":[]}',
+    trust_domain: "test.svc",
+  };
   const keys: AuthKeyMaterial = {
     userCertSigner: new SshCertSigner(userCa.privateKey),
-    publicKeys: () => ({
-      user_ca_ssh_public_keys: [userCaPublicLine],
-      host_ca_ssh_public_keys: [formatSshPublicKey(hostSshCa.publicKey)],
-      host_ca_pems: [hostCa.certPem],
-      spiffe_bundle_json: "{}",
-      spiffe_jwks_json: '{"keys":[]}',
-      app_jwt_jwks_json: '{"keys":[]}',
-      trust_domain: "test.svc",
-    }),
+    publicKeys: () => publicKeys,
   };
   return {
     hostCa,
