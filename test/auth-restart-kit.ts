@@ -267,6 +267,15 @@ export async function startRestartWorld(pgUrl: string): Promise<RestartWorld> {
       agentDiag,
     );
     await ready(agent);
+    // A new node reaches each proxy's node list (pushed inventory) shortly after it joins.
+    for (const client of clients)
+      await until(`${NODE} listed by the proxy`, async () => {
+        const r = await client.send({
+          path: "/v1/webapi/nodes",
+          headers: { authorization: `Bearer ${session}` },
+        });
+        return r.status === 200 && r.text.includes(NODE);
+      });
 
     return {
       auths,
@@ -303,7 +312,11 @@ export async function startRestartWorld(pgUrl: string): Promise<RestartWorld> {
           keepOutput: true,
         });
         terminals.push(conn);
-        await conn.waitControl("ready", 20_000);
+        await conn.waitControl("ready", 20_000).catch((err: unknown) => {
+          throw new Error(
+            `${err instanceof Error ? err.message : String(err)}; controls ${JSON.stringify(conn.controls)}`,
+          );
+        });
         await echo(conn, `open-${i}`);
         return conn;
       },
@@ -406,4 +419,125 @@ export async function echo(conn: TerminalConnection, tag: string, timeoutMs = 20
   // Quoted in the middle so the typed command line (echoed by the tty) does not match.
   conn.type(`echo ${marker.slice(0, 3)}''${marker.slice(3)}\r`);
   await conn.waitFor(marker, timeoutMs, from);
+}
+
+/** Runs `step` until stopped, recording each outcome (failure text kept) and its duration. */
+export function repeat(step: (n: number) => Promise<void>, pauseMs: number) {
+  const outcomes: Array<{ ok: boolean; ms: number; detail: string }> = [];
+  let running = true;
+  const done = (async () => {
+    let n = 0;
+    while (running) {
+      const t0 = performance.now();
+      try {
+        await step(n++);
+        outcomes.push({ ok: true, ms: performance.now() - t0, detail: "" });
+      } catch (err) {
+        outcomes.push({
+          ok: false,
+          ms: performance.now() - t0,
+          detail: err instanceof Error ? err.message : String(err),
+        });
+      }
+      await sleep(pauseMs);
+    }
+  })();
+  return {
+    outcomes,
+    failures: () => outcomes.filter((o) => !o.ok).map((o) => o.detail),
+    async stop() {
+      running = false;
+      await done;
+    },
+  };
+}
+
+export interface ScenarioResult {
+  reads: Sample[];
+  logins: ReturnType<typeof repeat>["outcomes"];
+  newTerminals: ReturnType<typeof repeat>["outcomes"];
+  echoRounds: ReturnType<typeof repeat>["outcomes"];
+  /** open terminals that closed before the end, with their close code and reason */
+  brokenTerminals: string[];
+  openTerminals: number;
+  /** exit codes of the two SIGTERM'd auths */
+  drainedExitCodes: Array<number | null>;
+  /** open terminals still answering an echo after it all */
+  aliveAfter: number;
+}
+
+/**
+ * The restart scenario: reads (4 loops, both proxies), four browser terminals kept open and typed
+ * into, logins (each followed by a read with the new session) and new terminals, while auth 0
+ * then auth 1 restart with SIGTERM and auth 0 again with kill -9; `steadyMs` of load before and
+ * after (tagged "steady").
+ */
+export async function runRestartScenario(
+  world: RestartWorld,
+  sessionId: string,
+  o: { steadyMs: number },
+): Promise<ScenarioResult> {
+  let phase: Sample["phase"] = "steady";
+  const load = readLoad(world.clients, sessionId, 4, () => phase);
+  const open: TerminalConnection[] = [];
+  for (const i of [0, 1, 0, 1]) open.push(await world.terminal(i, sessionId));
+  const broken: string[] = [];
+  let ending = false;
+  for (const [k, t] of open.entries())
+    void t.closed.then((c) => {
+      if (!ending) broken.push(`terminal ${k} closed: ${c.code} ${c.reason}`);
+    });
+  const typing = repeat(async (n) => {
+    await Promise.all(open.map((t, k) => echo(t, `open${k}x${n}`)));
+  }, 500);
+  // Under the proxy's per-address login limit (20 a minute per replica).
+  const logins = repeat(async (n) => {
+    const client = world.clients[n % world.clients.length];
+    if (!client) throw new Error("no proxy");
+    const l = await world.login(client);
+    if (l.status !== 200) throw new Error(`login: ${l.status} ${l.text}`);
+    const check = await client.send({
+      path: "/v1/webapi/session",
+      headers: { authorization: `Bearer ${l.sessionId}` },
+    });
+    if (check.status !== 200) throw new Error(`new session: ${check.status} ${check.text}`);
+  }, 1_500);
+  const terminals = repeat(async (n) => {
+    const t = await world.terminal(n % 2, sessionId);
+    t.ws.close();
+    await t.closed;
+  }, 500);
+  const drained: Array<number | null> = [];
+  try {
+    await sleep(o.steadyMs);
+    phase = "restart";
+    drained.push((await world.restartAuth(0, "SIGTERM")).code);
+    drained.push((await world.restartAuth(1, "SIGTERM")).code);
+    await world.restartAuth(0, "SIGKILL");
+    phase = "steady";
+    await sleep(o.steadyMs);
+  } finally {
+    await Promise.all([load.stop(), typing.stop(), logins.stop(), terminals.stop()]);
+  }
+  let alive = 0;
+  await Promise.all(
+    open.map(async (t, k) => {
+      await echo(t, `after${k}`).then(
+        () => alive++,
+        () => undefined,
+      );
+    }),
+  );
+  ending = true;
+  for (const t of open) t.ws.close();
+  return {
+    reads: load.samples,
+    logins: logins.outcomes,
+    newTerminals: terminals.outcomes,
+    echoRounds: typing.outcomes,
+    brokenTerminals: broken,
+    openTerminals: open.length,
+    drainedExitCodes: drained,
+    aliveAfter: alive,
+  };
 }
