@@ -122,7 +122,12 @@ export const ConfigSchema = Type.Object(
         public_addr: HostPort,
         oidc_issuer_url: Type.String({ pattern: "^https://" }),
         diagnostics_addr: Type.Optional(HostPort),
-        /** `svcd proxy`: where auth's gRPC listens (the embedded start dials its own auth). */
+        /**
+         * `svcd proxy`: where auth's gRPC listens (the embedded start dials its own auth). Several
+         * replicas: "ip:port,ip:port" (IP literals), or one DNS name resolving to all of them;
+         * calls are spread round-robin and move off a replica that restarts (docs/auth.md
+         * "High availability").
+         */
         auth_addr: Type.Optional(HostPort),
         /** TLS name expected on auth's certificate (default: the host of auth_addr). */
         auth_server_name: Type.Optional(Type.String({ minLength: 1, maxLength: 253 })),

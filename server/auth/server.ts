@@ -79,6 +79,9 @@ export async function startAuthServer(opts: AuthServerOptions): Promise<RunningA
     setTls: (tls) => credentials.update(tls),
     close: (graceMs = 5000) =>
       new Promise<void>((resolve) => {
+        // The drain (docs/auth.md "High availability"): health says NOT_SERVING, listeners close,
+        // every HTTP/2 session gets GOAWAY (clients send new calls to another replica or
+        // reconnect; a call the server refused is retried by grpc-js), calls in flight finish.
         service.close();
         health.setStatus("", "NOT_SERVING");
         // tryShutdown's callback waits for every socket, including ones that never became an
