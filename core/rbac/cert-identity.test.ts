@@ -77,4 +77,21 @@ describe("certificate identity extension", () => {
   it("the signer refuses extension names that are not name@domain", () => {
     expect(() => sign({ "permit-everything": "x" })).toThrow(/not name@domain/);
   });
+
+  it("one signer, many identities: each certificate carries its own (the encoded section is reused only for the same input)", () => {
+    const dave = { ...identity, name: "dave", roles: ["access"] };
+    const a = parseSshCertificate(sign(encodeCertIdentity(identity)).line);
+    const b = parseSshCertificate(sign(encodeCertIdentity(dave)).line);
+    const c = parseSshCertificate(sign(encodeCertIdentity(identity)).line);
+    expect(decodeCertIdentity(a.extensionValues)).toEqual(identity);
+    expect(decodeCertIdentity(b.extensionValues)).toEqual(dave);
+    expect(decodeCertIdentity(c.extensionValues)).toEqual(identity);
+    // Values that would run together if the input were joined naively stay apart.
+    const one = parseSshCertificate(sign({ "a@x.dev": 'v","b@x.dev":"w' }).line).extensionValues;
+    const two = parseSshCertificate(sign({ "a@x.dev": "v", "b@x.dev": "w" }).line).extensionValues;
+    expect(one).toEqual({ "a@x.dev": 'v","b@x.dev":"w' });
+    expect(two).toEqual({ "a@x.dev": "v", "b@x.dev": "w" });
+    // A refused name is refused every time, not only before a hit.
+    expect(() => sign({ "permit-everything": "x" })).toThrow(/not name@domain/);
+  });
 });
