@@ -50,8 +50,7 @@ const hostKey = generateKeyPairSync("ed25519");
 const hostKeyLine = formatSshPublicKey(hostKey.publicKey);
 
 const agents: Array<{ id: string; hostname: string; labels: Record<string, string>; certPem: string }> = [];
-const t0 = performance.now();
-for (let i = 0; i < AGENTS; i++) {
+async function joinOne(i: number): Promise<void> {
   const hostname = `node-${String(i).padStart(5, "0")}`;
   const labels = { env: ENVS[i % ENVS.length] as string, region: `r${i % 5}`, team: `t${i % 20}` };
   const req = env.join.checkAdmittedRequest(
@@ -66,9 +65,15 @@ for (let i = 0; i < AGENTS; i++) {
     } satisfies RegisterAgentRequest__Output,
     { peer: "ipv4:127.0.0.1:1" },
   );
-  const res = await env.join.issueAdmitted(token, req);
+  const res = await env.join.issueAdmitted(token as JoinToken, req);
   if (!res.agent_id || !res.tls_certificate_pem) throw new Error("join gave no identity");
-  agents.push({ id: res.agent_id, hostname, labels, certPem: res.tls_certificate_pem });
+  agents[i] = { id: res.agent_id, hostname, labels, certPem: res.tls_certificate_pem };
+}
+const t0 = performance.now();
+// Several joins at a time: the X.509 signature runs on libuv's thread pool, beside the main thread.
+const PARALLEL = 8;
+for (let i = 0; i < AGENTS; i += PARALLEL) {
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, AGENTS - i) }, (_, k) => joinOne(i + k)));
 }
 const joinMs = performance.now() - t0;
 

@@ -7,8 +7,9 @@
 //     once per heartbeat interval, over the same connections;
 //  2. every agent sends Heartbeat once per interval (the agent's default, 30 s), one interval of
 //     warm-up (first records written), then one measured interval;
-//  3. heartbeats go on while a real proxy (this process) serves GET /v1/webapi/nodes (default
-//     page, and a label-filtered one) to autocannon, against a bare fastify HTTPS hello.
+//  3. heartbeats go on while the proxy (this process, attached to auth since before phase 1, as
+//     in a deployment) serves GET /v1/webapi/nodes (default page, and a label-filtered one) to
+//     autocannon, against a bare fastify HTTPS hello.
 // Auth CPU is read from /proc/<pid>/stat over each window (Linux). SVC_BENCH_FLEET_AGENTS and
 // SVC_BENCH_FLEET_INTERVAL (seconds) shrink the run for a quick look; SVC_BENCH_FLEET_PROFILE=<dir>
 // writes auth's CPU profile of the measured heartbeat window there.
@@ -224,18 +225,8 @@ export default async function fleetBench(): Promise<BenchReport> {
     const total = connected.reduce((s, c) => s + c.connected, 0);
     if (total !== AGENTS) throw new Error(`${total} of ${AGENTS} agents connected`);
 
-    const interval = INTERVAL_S * 1000;
-    await all(clients, { cmd: "run", rpc: "health", intervalMs: interval });
-    // Random phases: every agent calls once per interval from the start, so the rate is steady.
-    const health = await measure(clients, authChild.pid, INTERVAL_S);
-    await all(clients, { cmd: "run", rpc: "heartbeat", intervalMs: interval });
-    await sleep(interval); // warm-up: each agent's first heartbeat writes its node record
-    const profiling = process.env.SVC_BENCH_FLEET_PROFILE !== undefined;
-    if (profiling) authChild.kill("SIGUSR2");
-    const heartbeat = await measure(clients, authChild.pid, INTERVAL_S);
-    if (profiling) authChild.kill("SIGUSR2");
-
-    // The node list while the fleet keeps heartbeating.
+    // A proxy is attached throughout, as in a deployment: auth serves its streams (trust, sessions,
+    // inventory) in every window, the baseline included.
     const fx = await startProxySide({
       authAddress: info.address,
       hostCaPem: info.hostCaPem,
@@ -248,6 +239,18 @@ export default async function fleetBench(): Promise<BenchReport> {
       },
     });
     cleanups.push(() => fx.close());
+    const interval = INTERVAL_S * 1000;
+    await all(clients, { cmd: "run", rpc: "health", intervalMs: interval });
+    // Random phases: every agent calls once per interval from the start, so the rate is steady.
+    const health = await measure(clients, authChild.pid, INTERVAL_S);
+    await all(clients, { cmd: "run", rpc: "heartbeat", intervalMs: interval });
+    await sleep(interval); // warm-up: each agent's first heartbeat writes its node record
+    const profiling = process.env.SVC_BENCH_FLEET_PROFILE !== undefined;
+    if (profiling) authChild.kill("SIGUSR2");
+    const heartbeat = await measure(clients, authChild.pid, INTERVAL_S);
+    if (profiling) authChild.kill("SIGUSR2");
+
+    // The node list while the fleet keeps heartbeating.
     const bare = Fastify({
       serverFactory: (handler) =>
         createServer(
