@@ -17,6 +17,8 @@ import { presets } from "../core/resources/index.ts";
 import { MemorySource } from "../core/sources/memory.ts";
 import { proxyDefaults } from "../server/proxy/config.ts";
 import { PASSWORD, startProxySide, USERS } from "../test/proxy-fixture.ts";
+import { type InventoryProxy, startInventoryProxy } from "./proxy-inventory.ts";
+import { type SessionCacheProxy, startSessionCacheProxy } from "./proxy-session-cache.ts";
 import type { BenchReport, BenchRow } from "./report.ts";
 import { percentile } from "./report.ts";
 
@@ -24,6 +26,8 @@ const DURATION_S = Number(process.env.SVC_BENCH_SECONDS ?? 3);
 const CONNECTIONS = 16;
 
 const ROUNDS = 3;
+/** Nodes the auth child registers (bench/proxy-auth-child.ts reads the same variable). */
+const NODES = Number(process.env.SVC_BENCH_PROXY_NODES ?? 300);
 
 interface Sample {
   perSecond: number;
@@ -184,8 +188,33 @@ export default async function proxyBench(): Promise<BenchReport> {
       ),
   });
   bare.get("/hello", async () => ({ hello: "world" }));
+  // The nodes row's payload baseline: the same JSON bytes the proxy answers, served as they are.
+  let nodesJson = "{}";
+  bare.get("/nodes", async (_request, reply) =>
+    reply.type("application/json; charset=utf-8").send(nodesJson),
+  );
   await bare.listen({ host: "127.0.0.1", port: 0 });
+  let inventory: InventoryProxy | undefined;
+  let cached: SessionCacheProxy | undefined;
   try {
+    // The cached session row's proxy: sessions answered from the WatchSessions cache (issue 17).
+    cached = await startSessionCacheProxy({
+      authAddress: info.address,
+      hostCaPem: info.hostCaPem,
+      proxyClient: info.proxyClient,
+      proxyServer: info.proxyServer,
+      config: fx.config,
+      resources: new MemorySource(presets()),
+    });
+    // The nodes row's proxy: the inventory copy answers ListNodes (issue 17; docs/proxy-cache.md).
+    inventory = await startInventoryProxy({
+      authAddress: info.address,
+      hostCaPem: info.hostCaPem,
+      proxyClient: info.proxyClient,
+      proxyServer: info.proxyServer,
+      config: fx.config,
+      resources: new MemorySource(presets()),
+    });
     const login = await fx.client.send({
       method: "POST",
       path: "/v1/webapi/login",
@@ -196,7 +225,11 @@ export default async function proxyBench(): Promise<BenchReport> {
     const address = bare.server.address();
     if (address === null || typeof address === "string") throw new Error("baseline did not bind");
 
-    const [base, ping, session] = await measureAll([
+    const nodesPath = "/v1/webapi/nodes?limit=50";
+    const page = await fx.client.send({ path: nodesPath, headers: { authorization: `Bearer ${sessionId}` } });
+    if (page.status !== 200) throw new Error(`nodes page: ${page.status} ${page.text}`);
+    nodesJson = page.text;
+    const [base, ping, session, sessionCached, nodesAuth, nodesCopy, bareNodes] = await measureAll([
       {
         name: "bare fastify HTTPS hello",
         url: `https://127.0.0.1:${address.port}/hello`,
@@ -210,21 +243,78 @@ export default async function proxyBench(): Promise<BenchReport> {
         headers: { authorization: `Bearer ${sessionId}` },
         samples: [],
       },
+      {
+        name: "proxy GET /v1/webapi/session (Bearer), session cache",
+        url: `${cached.url}/v1/webapi/session`,
+        headers: { authorization: `Bearer ${sessionId}` },
+        samples: [],
+      },
+      {
+        name: `proxy GET ${nodesPath} (Bearer, ${NODES} nodes), ListNodes by auth`,
+        url: `${fx.proxy.url}${nodesPath}`,
+        headers: { authorization: `Bearer ${sessionId}` },
+        samples: [],
+      },
+      {
+        name: `proxy GET ${nodesPath} (Bearer, ${NODES} nodes), inventory copy + session cache`,
+        url: `${inventory.url}${nodesPath}`,
+        headers: { authorization: `Bearer ${sessionId}` },
+        samples: [],
+      },
+      {
+        name: `bare fastify HTTPS, the same nodes page as static JSON (${nodesJson.length} bytes)`,
+        url: `https://127.0.0.1:${address.port}/nodes`,
+        headers: {},
+        samples: [],
+      },
     ]);
-    if (!base || !ping || !session) throw new Error("missing measurement");
+    if (!base || !ping || !session || !sessionCached || !nodesAuth || !nodesCopy || !bareNodes)
+      throw new Error("missing measurement");
+    // The copy row measures the copy: not one ListNodes may have gone to auth.
+    if (inventory.cache.served.auth > 0 || inventory.cache.served.cache === 0)
+      throw new Error(`the inventory copy did not answer: ${JSON.stringify(inventory.cache.served)}`);
+    // The cached row measures the cache: the first requests (at most one per connection) fill it,
+    // every other request is a hit.
+    const served = await cached.served();
+    if (served.misses > CONNECTIONS || served.hits === 0)
+      throw new Error(`the session cache did not answer: ${JSON.stringify(served)}`);
     const direct = await directGetSession(() => fx.authApi.getSession(sessionId), DURATION_S);
     return {
       title: `proxy web API (${CONNECTIONS} connections, ${ROUNDS}x${DURATION_S}s interleaved, autocannon in a worker thread; auth in its own process)`,
-      rows: [base, ping, session, direct],
+      rows: [base, ping, session, sessionCached, nodesAuth, nodesCopy, bareNodes, direct],
       ratios: [
         { name: "ping / bare hello", ratio: ping.perSecond / base.perSecond, goal: 0.8 },
-        { name: "session (Bearer) / bare hello", ratio: session.perSecond / base.perSecond, goal: 0.5 },
+        {
+          name: "session (Bearer, session cache) / bare hello",
+          ratio: sessionCached.perSecond / base.perSecond,
+          goal: 0.5,
+        },
+        {
+          name: "session (Bearer, GetSession per request) / bare hello",
+          ratio: session.perSecond / base.perSecond,
+        },
+        {
+          name: "nodes (inventory copy) / bare hello",
+          ratio: nodesCopy.perSecond / base.perSecond,
+          goal: 0.5,
+        },
+        {
+          // The same bytes from bare fastify: what the proxy's own work costs, payload aside.
+          name: "nodes (inventory copy) / bare fastify same JSON (info)",
+          ratio: nodesCopy.perSecond / bareNodes.perSecond,
+        },
+        {
+          name: "nodes (inventory copy) / nodes (ListNodes by auth)",
+          ratio: nodesCopy.perSecond / nodesAuth.perSecond,
+        },
         { name: "session (Bearer) / direct GetSession", ratio: session.perSecond / direct.perSecond },
         // What the gRPC hop alone allows: GetSession straight from this process, no HTTP at all.
         { name: "direct GetSession / bare hello (info: ceiling)", ratio: direct.perSecond / base.perSecond },
       ],
     };
   } finally {
+    await inventory?.close();
+    await cached?.close();
     await bare.close();
     await fx.close();
     await stopChild();

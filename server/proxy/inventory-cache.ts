@@ -27,6 +27,8 @@ const STALE_KEEPALIVES = 3;
 /** A session answer is used for the per-node decision only this soon after auth or the cache gave it. */
 const SESSION_ANSWER_MS = 10_000;
 const REMEMBERED_SESSIONS = 10_000;
+/** Answered pages kept per checker (a console polls a few queries: first page, a filter). */
+const PAGES_PER_CHECKER = 16;
 
 /** The proxy's channel to auth as this cache needs it (its client and its "proxy:<name>" metadata). */
 export interface InventoryConnection {
@@ -124,6 +126,9 @@ export class InventoryCache {
   #users = new Map<string, User>();
   readonly #nodes = new Map<string, NodeRecord>();
   #nodeList: NodeRecord[] | undefined;
+  /** Bumped on every applied change (nodes, roles, users): kept pages of an older one are not used. */
+  #version = 0;
+  #pages = new WeakMap<AccessChecker, Map<string, { version: number; page: NodePage }>>();
   /** AccessChecker per User object while the same Role objects resolve (as auth's checkerFor). */
   #checkers = new WeakMap<User, { roles: (Role | undefined)[]; checker: AccessChecker }>();
   readonly #sessions = new Map<string, { info: Subject; at: number }>();
@@ -179,6 +184,15 @@ export class InventoryCache {
   listNodes(info: Subject, q: NodeQuery): NodePage | undefined {
     const checker = this.#checker(info);
     if (!checker) return undefined;
+    // The same question on the same data has the same answer: a page is kept per checker (the
+    // user's roles as they are now) and query until the inventory changes. Shared: read-only.
+    const key = JSON.stringify([q.search, q.labels, q.status, q.limit, q.startKey, q.withLogins]);
+    let pages = this.#pages.get(checker);
+    const hit = pages?.get(key);
+    if (hit && hit.version === this.#version) {
+      this.served.cache++;
+      return hit.page;
+    }
     const res = queryNodes(this.#records(), checker, {
       search: q.search ?? "",
       labels: q.labels ?? "",
@@ -187,12 +201,23 @@ export class InventoryCache {
       start_key: q.startKey ?? "",
       with_logins: q.withLogins ?? false,
     });
-    this.served.cache++;
-    return {
+    const page: NodePage = {
       items: (res.nodes ?? []).map(nodeInfoOf),
       nextKey: res.next_key ?? "",
       totalCount: Number(res.total_count ?? 0),
     };
+    if (!pages) {
+      pages = new Map();
+      this.#pages.set(checker, pages);
+    }
+    pages.delete(key);
+    pages.set(key, { version: this.#version, page });
+    if (pages.size > PAGES_PER_CHECKER) {
+      const oldest = pages.keys().next().value;
+      if (oldest !== undefined) pages.delete(oldest);
+    }
+    this.served.cache++;
+    return page;
   }
 
   /**
@@ -374,6 +399,7 @@ export class InventoryCache {
       this.#lost(new Error("inventory event refused"));
       return;
     }
+    if (e.kind !== "keepalive") this.#version++;
     if (e.keepalive_seconds > 0) this.#keepaliveMs = e.keepalive_seconds * 1000;
     this.#lastMessageAt = this.#o.clock.now().getTime();
   }

@@ -4,7 +4,7 @@
 // console's Connect offers a choice instead of a free text box.
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
-import type { NodeInfo } from "../auth-client.ts";
+import type { NodeInfo, NodePage as NodePageInfo } from "../auth-client.ts";
 import { inventoryOf } from "../inventory-cache.ts";
 import { sessionOf } from "../plugins/session.ts";
 import {
@@ -74,6 +74,18 @@ const nodeView = (n: NodeInfo): Static<typeof Node> => ({
   logins: n.logins ?? [],
 });
 
+const pageView = (page: NodePageInfo): Static<typeof NodesPage> => ({
+  items: page.items.map(nodeView),
+  ...(page.nextKey ? { next_key: page.nextKey } : {}),
+  total_count: page.totalCount,
+});
+
+/**
+ * The inventory copy hands out the same page object while nothing changed, so its body (made by
+ * this route's own response serializer, byte for byte what fastify would send) is kept with it.
+ */
+const bodies = new WeakMap<NodePageInfo, string>();
+
 export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Querystring: Static<typeof NodesQuery> }>(
     "/v1/webapi/nodes",
@@ -87,7 +99,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
       },
       preHandler: app.requireSession,
     },
-    async (request) => {
+    async (request, reply) => {
       const q = request.query;
       const session = sessionOf(request);
       const query = {
@@ -103,11 +115,14 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
       // code as auth's; docs/proxy-cache.md); otherwise auth does, as before.
       const inventory = inventoryOf(app.authApi);
       const page = inventory ? await inventory.answerNodes(session.info, query, ask) : await ask();
-      return {
-        items: page.items.map(nodeView),
-        ...(page.nextKey ? { next_key: page.nextKey } : {}),
-        total_count: page.totalCount,
-      };
+      let body = bodies.get(page);
+      if (body === undefined) {
+        const out = reply.serialize(pageView(page));
+        body = typeof out === "string" ? out : Buffer.from(out as Uint8Array).toString("utf8");
+        bodies.set(page, body);
+      }
+      // A string with a JSON type is sent as it is (the serializer already ran).
+      return reply.type("application/json; charset=utf-8").send(body);
     },
   );
 }
