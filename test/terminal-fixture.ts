@@ -21,6 +21,7 @@ import { ManualClock, systemClock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
 import { registerAgentlessNode } from "../server/agent/agentless.ts";
 import { type RunningAgent, runAgent } from "../server/agent/main.ts";
+import type { SessionOpenTimings } from "../server/agent/ssh-server.ts";
 import { NodeStore } from "../server/auth/nodes.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import type { ProxyConfig } from "../server/proxy/config.ts";
@@ -30,7 +31,11 @@ import { recordingRoutes } from "../server/proxy/recordings-route.ts";
 import { type ProxyServer, startProxyServer } from "../server/proxy/server.ts";
 import { GrpcTerminalAuthApi } from "../server/proxy/terminal-auth.ts";
 import type { BridgeStats } from "../server/proxy/terminal-bridge.ts";
-import { type TerminalRouteOptions, terminalRoutes } from "../server/proxy/terminal-route.ts";
+import {
+  type TerminalOpenTimings,
+  type TerminalRouteOptions,
+  terminalRoutes,
+} from "../server/proxy/terminal-route.ts";
 import { webRoutes } from "../web/serve.ts";
 import { type AgentAuthEnv, startAgentAuthEnv } from "./agent-fixture.ts";
 import { PASSWORD } from "./auth-fixture.ts";
@@ -59,6 +64,10 @@ export interface TerminalFixture {
   publicOrigin: string;
   /** stats of every bridged terminal session, in order */
   bridges: BridgeStats[];
+  /** the proxy's stage timings of every opened terminal, in order */
+  opens: TerminalOpenTimings[];
+  /** the agent's open timings of every session it started, in order */
+  agentOpens: SessionOpenTimings[];
   /** the proxy's gRPC client settings towards auth */
   grpc: FixtureGrpc;
   /** POST /v1/webapi/login -> session id and the cookie header a browser would send */
@@ -169,6 +178,7 @@ export async function startTerminalFixture(
     } as never);
     await setPassword(env.backend, "erin", PASSWORD);
 
+    const agentOpens: SessionOpenTimings[] = [];
     const agent = await runAgent({
       authAddress: env.address,
       authServerName: env.serverName,
@@ -180,6 +190,7 @@ export async function startTerminalFixture(
       labels: { env: "test" },
       logger,
       heartbeatIntervalSeconds: 3600,
+      ssh: { onSessionOpened: (t) => agentOpens.push(t) },
     });
     cleanups.push(() => agent.close());
 
@@ -237,6 +248,7 @@ export async function startTerminalFixture(
       rateLimit: o.rateLimit ?? { perAddress: 1000, perUsername: 1000, windowMs: 60_000 },
     };
     const bridges: BridgeStats[] = [];
+    const opens: TerminalOpenTimings[] = [];
     const proxy = await startProxyServer({
       config,
       tls: { certPem: serverCertPem, keyPem: privateKeyToPem(serverKey.privateKey) },
@@ -245,7 +257,13 @@ export async function startTerminalFixture(
       ready: () => true,
       resources: env.source,
       routes: [
-        terminalRoutes({ terminalAuth, clock, onBridge: (s) => bridges.push(s), ...o.terminal }),
+        terminalRoutes({
+          terminalAuth,
+          clock,
+          onBridge: (s) => bridges.push(s),
+          onOpened: (t) => opens.push(t),
+          ...o.terminal,
+        }),
         recordingRoutes({ terminalAuth }),
         webRoutes(),
         ...(o.routes?.(grpc) ?? []),
@@ -263,6 +281,8 @@ export async function startTerminalFixture(
       hostCaPem: env.cas.hostCa.certPem,
       publicOrigin,
       bridges,
+      opens,
+      agentOpens,
       grpc,
       async login(user) {
         const res = await client.send({

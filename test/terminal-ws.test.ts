@@ -65,11 +65,27 @@ async function helloAndResize(node: string): Promise<TerminalConnection> {
 
 describe("terminal WebSocket", () => {
   it("bridges a shell on an agent node: echo, resize, exit", async () => {
+    const proxyBefore = fx.opens.length;
+    const agentBefore = fx.agentOpens.length;
     const c = await helloAndResize(NODES.agent);
     c.type("exit 3\r");
     const exit = await c.waitControl("exit");
     expect(exit).toEqual({ type: "exit", code: 3 });
     expect((await c.closed).code).toBe(1000);
+    // Where the open's time went, as the terminal benchmark reads it: one record on each side,
+    // stages that add up to the total.
+    const stagesAddUp = (t: object): void => {
+      const { totalMs, ...stages } = t as Record<string, number>;
+      const parts = Object.values(stages);
+      for (const v of parts) expect(v).toBeGreaterThanOrEqual(0);
+      expect(parts.reduce((a, b) => a + b, 0)).toBeCloseTo(totalMs ?? Number.NaN, 3);
+    };
+    expect(fx.opens).toHaveLength(proxyBefore + 1);
+    expect(fx.agentOpens).toHaveLength(agentBefore + 1);
+    stagesAddUp(fx.opens[proxyBefore] as object);
+    stagesAddUp(fx.agentOpens[agentBefore] as object);
+    // The proxy's handshake stage holds the agent's login (its AuthorizeSshLogin included).
+    expect(fx.opens[proxyBefore]?.handshakeMs).toBeGreaterThan(fx.agentOpens[agentBefore]?.authorizeMs ?? 0);
   }, 90_000);
 
   it("bridges a shell on an agentless OpenSSH sshd node", async () => {
