@@ -1,13 +1,15 @@
-// Browser terminal benchmark, all paths against the same node in one run (issue 6):
+// Browser terminal benchmark, all paths against the same node in one run (issues 6 and 17):
 // - throughput: bytes/s of shell output through our WebSocket terminal vs a direct OpenSSH `ssh`
 //   session (goal >= 50 %) and vs wetty, the peer web terminal (goal >= 2x);
 // - keystroke echo: p50/p99 round trip of one byte through a raw-mode `cat`, WebSocket minus direct
 //   ssh = what the proxy adds (goal p99 <= 1 ms added);
-// - memory: proxy process growth per idle terminal session with up to 1,000 open (goal <= 256 KiB).
+// - opening terminals (bench/terminal-open.ts): new sessions/s and open latency of our path vs
+//   direct OpenSSH at the same concurrency, with the stages of the proxy and the agent, and the
+//   proxy's memory per idle session (goal <= 256 KiB).
 // The proxy runs in its own process (bench/tunnel-proxy-process.ts, assembled as `svcd start` does,
-// shared with the tunnel benchmark) so its memory is its own;
-// auth runs in this process; the throughput/latency node is a real OpenSSH sshd (agentless node),
-// the memory node a real node agent (its own process) since it serves many sessions cheaply.
+// shared with the tunnel benchmark) so its memory and CPU are its own, and so does the node agent
+// (bench/terminal-agent-process.ts); auth runs in this process; the throughput/latency node is a
+// real OpenSSH sshd (agentless node). SVC_BENCH_TERMINAL_PARTS=stream or =open runs one part.
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
