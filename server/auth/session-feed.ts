@@ -228,7 +228,7 @@ export class SessionFeed {
     if (on === this.#listening) return;
     this.#listening = on;
     if (on) {
-      this.#o.logger.info("session changes heard from every replica; WatchSessions serves");
+      this.#o.logger.info("listening for session changes; WatchSessions serves");
       return;
     }
     // Revocations on other replicas may be missed from now on: no position before this point can
