@@ -149,7 +149,7 @@ export async function openBench(o: {
       unit: "sessions",
       p50Ms: percentile(r.latencies, 50),
       p99Ms: percentile(r.latencies, 99),
-      ...(r.failure ? { note: `stopped early: ${r.failure}` } : {}),
+      note: `${(r.latencies.length / r.seconds).toFixed(2)}/s, ${r.seconds.toFixed(1)} s${r.failure ? `; stopped early: ${r.failure}` : ""}`,
     });
   }
   rows.push(...cpuRows);
