@@ -3,12 +3,8 @@
 // reads, logins, open and new browser terminals while each auth restarts with SIGTERM, then one
 // with kill -9), reporting the failure counts and the read latency during the restarts against
 // the steady state of the same run.
-import {
-  percentile,
-  type RestartWorld,
-  runRestartScenario,
-  startRestartWorld,
-} from "../test/auth-restart-kit.ts";
+import { type RestartWorld, startRestartWorld } from "../test/auth-restart-kit.ts";
+import { percentile, runRestartScenario } from "../test/auth-restart-load.ts";
 import { startPostgres } from "../test/harness/postgres.ts";
 import type { BenchReport, BenchRow } from "./report.ts";
 

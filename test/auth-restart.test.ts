@@ -4,7 +4,8 @@
 // each auth is restarted in turn with SIGTERM (it drains), then one with kill -9. Counts failures,
 // no timings: zero failed reads, logins and new terminals, zero broken open terminals.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RestartWorld, runRestartScenario, startRestartWorld, USER } from "./auth-restart-kit.ts";
+import { type RestartWorld, startRestartWorld, USER } from "./auth-restart-kit.ts";
+import { runRestartScenario } from "./auth-restart-load.ts";
 import { testPostgresUrl } from "./harness/postgres.ts";
 
 describe("auth restarts under load (2 auths on PostgreSQL, 2 proxies)", () => {
