@@ -8,8 +8,10 @@
 //  2. every agent sends Heartbeat once per interval (the agent's default, 30 s), one interval of
 //     warm-up (first records written), then one measured interval;
 //  3. heartbeats go on while the proxy (this process, attached to auth since before phase 1, as
-//     in a deployment) serves GET /v1/webapi/nodes (default page, and a label-filtered one) to
-//     autocannon, against a bare fastify HTTPS hello.
+//     in a deployment, with the inventory copy svcd proxy keeps) serves GET /v1/webapi/nodes
+//     (default page, and a label-filtered one) to autocannon, against a bare fastify HTTPS hello;
+//     also the same route answered by auth's ListNodes (what happens while the copy is not in
+//     sync), through the test fixture's proxy.
 // Auth CPU is read from /proc/<pid>/stat over each window (Linux). SVC_BENCH_FLEET_AGENTS and
 // SVC_BENCH_FLEET_INTERVAL (seconds) shrink the run for a quick look; SVC_BENCH_FLEET_PROFILE=<dir>
 // writes auth's CPU profile of the measured heartbeat window there.
@@ -27,7 +29,9 @@ import { MemorySource } from "../core/sources/memory.ts";
 import { HEARTBEAT_INTERVAL_SECONDS } from "../server/auth/nodes.ts";
 import { proxyDefaults } from "../server/proxy/config.ts";
 import { PASSWORD, testResources } from "../test/auth-fixture.ts";
-import { startProxySide } from "../test/proxy-fixture.ts";
+import { PUBLIC_HOST, startProxySide } from "../test/proxy-fixture.ts";
+import { HttpsClient } from "../test/proxy-https-client.ts";
+import { startInventoryProxy } from "./proxy-inventory.ts";
 import type { BenchRatio, BenchReport, BenchRow } from "./report.ts";
 import { percentile } from "./report.ts";
 
@@ -239,6 +243,16 @@ export default async function fleetBench(): Promise<BenchReport> {
       },
     });
     cleanups.push(() => fx.close());
+    // svcd proxy's shape: the inventory copy (WatchInventory) answers the node list.
+    const inventory = await startInventoryProxy({
+      authAddress: info.address,
+      hostCaPem: info.hostCaPem,
+      proxyClient: info.proxyClient,
+      proxyServer: info.proxyServer,
+      config: fx.config,
+      resources: new MemorySource(testResources()),
+    });
+    cleanups.push(() => inventory.close());
     const interval = INTERVAL_S * 1000;
     await all(clients, { cmd: "run", rpc: "health", intervalMs: interval });
     // Random phases: every agent calls once per interval from the start, so the rate is steady.
@@ -270,14 +284,27 @@ export default async function fleetBench(): Promise<BenchReport> {
     });
     if (login.status !== 200) throw new Error(`login failed: ${login.status} ${login.text}`);
     const auth = { authorization: `Bearer ${(login.json as { session_id: string }).session_id}` };
+    // The copy must hold the whole fleet before it is measured.
+    const copy = new HttpsClient(inventory.url, info.hostCaPem, PUBLIC_HOST);
+    const deadline = Date.now() + 60_000;
+    for (;;) {
+      const r = await copy.send({ method: "GET", path: "/v1/webapi/nodes?limit=1", headers: auth });
+      const n = (r.json as { total_count?: number } | undefined)?.total_count;
+      if (n === AGENTS) break;
+      if (Date.now() > deadline)
+        throw new Error(`inventory copy lists ${n} of ${AGENTS} nodes (${r.status})`);
+      await sleep(500);
+    }
     const first = await fx.client.send({ method: "GET", path: "/v1/webapi/nodes", headers: auth });
     const listed = (first.json as { total_count?: number }).total_count ?? 0;
     if (first.status !== 200 || listed !== AGENTS)
       throw new Error(`node list: ${first.status}, ${listed} of ${AGENTS} nodes`);
 
     const hello = await cannon(`https://127.0.0.1:${addr.port}/hello`, {});
-    const page = await cannon(`${fx.proxy.url}/v1/webapi/nodes`, auth);
-    const filtered = await cannon(`${fx.proxy.url}/v1/webapi/nodes?labels=env%3Dprod`, auth);
+    const page = await cannon(`${inventory.url}/v1/webapi/nodes`, auth);
+    const filtered = await cannon(`${inventory.url}/v1/webapi/nodes?labels=env%3Dprod`, auth);
+    const authPage = await cannon(`${fx.proxy.url}/v1/webapi/nodes`, auth);
+    const authFiltered = await cannon(`${fx.proxy.url}/v1/webapi/nodes?labels=env%3Dprod`, auth);
     await all(clients, { cmd: "stop" });
 
     const rows: BenchRow[] = [
@@ -292,8 +319,10 @@ export default async function fleetBench(): Promise<BenchReport> {
       windowRow(`health check every ${INTERVAL_S} s per agent (baseline)`, health),
       windowRow(`Heartbeat every ${INTERVAL_S} s per agent`, heartbeat),
       { ...hello, name: "bare fastify HTTPS hello" },
-      { ...page, name: `GET /v1/webapi/nodes (first page of ${AGENTS})` },
-      { ...filtered, name: "GET /v1/webapi/nodes?labels=env=prod (10 %)" },
+      { ...page, name: `GET /v1/webapi/nodes (first page of ${AGENTS})`, note: "inventory copy" },
+      { ...filtered, name: "GET /v1/webapi/nodes?labels=env=prod (10 %)", note: "inventory copy" },
+      { ...authPage, name: "GET /v1/webapi/nodes, answered by auth", note: "ListNodes: copy not in sync" },
+      { ...authFiltered, name: "GET /v1/webapi/nodes?labels=env=prod, by auth", note: "ListNodes" },
     ];
     const ratios: BenchRatio[] = [
       {
@@ -318,6 +347,10 @@ export default async function fleetBench(): Promise<BenchReport> {
       },
       { name: "nodes page rate / bare hello", ratio: page.perSecond / hello.perSecond },
       { name: "nodes label filter rate / bare hello", ratio: filtered.perSecond / hello.perSecond },
+      {
+        name: "nodes page by auth p99 / 100 ms (info)",
+        ratio: (authPage.p99Ms ?? Number.NaN) / LIST_GOAL_MS,
+      },
     ];
     if (heartbeat.errors > 0 || health.errors > 0)
       throw new Error(
