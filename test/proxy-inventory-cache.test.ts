@@ -122,9 +122,17 @@ beforeAll(async () => {
     metadata: { name: "dev-only" },
     spec: { allow: { logins: ["deploy", "{{internal.logins}}"], node_labels: { env: "dev" } } },
   } as never);
+  // mara's role requires MFA and she has no device: her password login is enrolment-only.
+  await side.source.apply({
+    apiVersion: API_VERSION,
+    kind: "Role",
+    metadata: { name: "needs-mfa" },
+    spec: { allow: { logins: ["mara"], node_labels: { "*": "*" } }, options: { require_mfa: true } },
+  } as never);
   for (const [name, roles] of [
     ["dora", ["dev-only"]],
     ["nemo", []],
+    ["mara", ["needs-mfa"]],
   ] as const) {
     await side.source.apply({
       apiVersion: API_VERSION,
@@ -176,7 +184,7 @@ beforeAll(async () => {
     resources: side.source,
   });
   http = new HttpsClient(proxy.url, side.hostCaPem, PUBLIC_HOST);
-  for (const who of [USERS.admin, "dora", "nemo"]) bearer[who] = await login(who);
+  for (const who of [USERS.admin, "dora", "nemo", "mara"]) bearer[who] = await login(who);
   await until("the inventory and the trust snapshot", () => cache.fresh() && trust.connected());
 }, 120_000);
 
@@ -321,6 +329,22 @@ describe("the terminal's per-node login decision from the copy", () => {
 });
 
 describe("when the copy cannot answer", () => {
+  it("an enrolment-only session (roles require MFA, none passed) gets auth's refusal", async () => {
+    const before = { ...cache.served };
+    const res = await http.send({
+      path: "/v1/webapi/nodes?limit=5",
+      headers: { authorization: `Bearer ${bearer.mara}` },
+    });
+    const fromAuth = await rawApi.listNodes(bearer.mara ?? "", { limit: 5, withLogins: true }).then(
+      () => "listed",
+      (err: Error) => err.name,
+    );
+    expect(fromAuth).toBe("AccessDeniedError");
+    expect(res.status, res.text).toBe(403);
+    expect(cache.served.cache).toBe(before.cache);
+    expect(cache.served.auth).toBe(before.auth + 1);
+  });
+
   it("a node identity is refused the feed (PERMISSION_DENIED)", async () => {
     const k = generateEcdsaP256();
     const certPem = await issueTlsClientCert(side.cas.hostCa, {

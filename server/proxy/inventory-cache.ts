@@ -49,7 +49,7 @@ export interface InventoryCacheOptions {
   backoff?: { initialMs: number; maxMs: number };
 }
 
-type Subject = Pick<SessionInfo, "username" | "roles">;
+type Subject = Pick<SessionInfo, "username" | "roles" | "scope" | "mfaVerified">;
 
 function roleOf(r: { name: string; spec_json: string }): Role {
   const res = parseResource({
@@ -293,7 +293,8 @@ export class InventoryCache {
   #remember(sessionId: string, info: SessionInfo): void {
     const key = sessionKey(sessionId);
     this.#sessions.delete(key);
-    this.#sessions.set(key, { info: { username: info.username, roles: info.roles }, at: Date.now() });
+    const { username, roles, scope, mfaVerified } = info;
+    this.#sessions.set(key, { info: { username, roles, scope, mfaVerified }, at: Date.now() });
     if (this.#sessions.size > REMEMBERED_SESSIONS) {
       const oldest = this.#sessions.keys().next().value;
       if (oldest !== undefined) this.#sessions.delete(oldest);
@@ -309,6 +310,8 @@ export class InventoryCache {
   /** The checker auth's ListNodes / AuthorizeNodeLogin would use, or undefined: ask auth. */
   #checker(info: Subject): AccessChecker | undefined {
     if (!this.fresh()) return undefined;
+    // An enrolment-only session may call nothing but enrolment (auth's interceptor refuses it).
+    if (info.scope !== "full") return undefined;
     // Resource users only: an SSO user's record lives in auth's backend.
     const user = this.#users.get(info.username);
     if (!user || user.spec.disabled) return undefined;
@@ -328,8 +331,11 @@ export class InventoryCache {
       checker = accessForUser(user, (r) => byName.get(r)).checker;
       this.#checkers.set(user, { roles, checker });
     }
-    // A role-locked user has no session at auth (401 there): auth says so.
-    return checker.options().locked ? undefined : checker;
+    // A role-locked user has no session at auth (401 there); roles that now require MFA make a
+    // session without it enrolment-only (403 there): auth says so.
+    const options = checker.options();
+    if (options.locked || (options.requireMfa && !info.mfaVerified)) return undefined;
+    return checker;
   }
 
   #records(): NodeRecord[] {
