@@ -298,6 +298,53 @@ describe("GET /v1/webapi/nodes from the proxy's copy", () => {
   });
 });
 
+describe("GET /v1/webapi/roles from the copy", () => {
+  it("an admin gets auth's ListRoles answer (roles being deleted too), from the copy", async () => {
+    // A role held by a finalizer: listed, but it grants gina nothing (as at auth).
+    await side.source.apply({
+      apiVersion: API_VERSION,
+      kind: "Role",
+      metadata: { name: "going", deletionTimestamp: new Date().toISOString(), finalizers: ["x/y"] },
+      spec: { allow: { logins: ["gina"], node_labels: { "*": "*" } } },
+    } as never);
+    await side.source.apply({
+      apiVersion: API_VERSION,
+      kind: "User",
+      metadata: { name: "gina" },
+      spec: { roles: ["going"] },
+    } as never);
+    await setPassword(side.backend, "gina", PASSWORD);
+    bearer.gina = await login("gina");
+    const get = () =>
+      http.send({ path: "/v1/webapi/roles", headers: { authorization: `Bearer ${bearer[USERS.admin]}` } });
+    await until("the deleting role in the copy", async () =>
+      JSON.stringify((await get()).json).includes('"going"'),
+    );
+    const before = cache.served.cache;
+    const res = await get();
+    expect(res.status, res.text).toBe(200);
+    expect(cache.served.cache).toBe(before + 1);
+    const fromAuth = await rawApi.listRoles(bearer[USERS.admin] ?? "");
+    expect((res.json as { items: unknown[] }).items).toEqual(fromAuth);
+    expect(fromAuth.map((r) => r.name)).toContain("going");
+    // The deleting role grants nothing: gina's list is empty here as at auth.
+    const gina = await both("gina", { limit: 500 });
+    expect(gina.proxy).toEqual(gina.auth);
+    expect(ids(gina.proxy)).toEqual([]);
+  });
+
+  it("a user who may not list roles gets auth's refusal (403)", async () => {
+    const before = { ...cache.served };
+    const res = await http.send({
+      path: "/v1/webapi/roles",
+      headers: { authorization: `Bearer ${bearer.dora}` },
+    });
+    expect(res.status).toBe(403);
+    expect(cache.served.auth).toBe(before.auth + 1);
+    expect(cache.served.cache).toBe(before.cache);
+  });
+});
+
 describe("the terminal's per-node login decision from the copy", () => {
   it("allows, refuses and hides exactly as auth's AuthorizeNodeLogin", async () => {
     const terminal = cache.serveTerminalAuth(rawTerminal);

@@ -186,20 +186,18 @@ export class InventoryFeed {
     this.#lastScanAt = 0;
   }
 
-  #rolesAndUsers(): Pick<InventoryEvent, "roles" | "users"> {
-    // A Role or User being deleted grants nothing (accessForUser): leaving it out gives the
-    // proxy the same answer (a missing role grants nothing; a missing user is asked of auth).
-    const live = <T extends { metadata: { name: string; deletionTimestamp?: string } }>(list: T[]) =>
-      list.filter((r) => !r.metadata.deletionTimestamp);
+  #rolesAndUsers(): Pick<InventoryEvent, "roles" | "users" | "deleting_roles"> {
+    // Roles being deleted are sent (ListRoles lists them) and named, so the proxy's checker
+    // leaves them out as accessForUser does. A User being deleted is left out: its requests go
+    // to auth, which answers them with its own rules.
+    const roles = this.#o.source.list("Role");
     return {
-      roles: live(this.#o.source.list("Role")).map((r) => ({
-        name: r.metadata.name,
-        spec_json: JSON.stringify(r.spec),
-      })),
-      users: live(this.#o.source.list("User")).map((u) => ({
-        name: u.metadata.name,
-        spec_json: JSON.stringify(u.spec),
-      })),
+      roles: roles.map((r) => ({ name: r.metadata.name, spec_json: JSON.stringify(r.spec) })),
+      deleting_roles: roles.filter((r) => r.metadata.deletionTimestamp).map((r) => r.metadata.name),
+      users: this.#o.source
+        .list("User")
+        .filter((u) => !u.metadata.deletionTimestamp)
+        .map((u) => ({ name: u.metadata.name, spec_json: JSON.stringify(u.spec) })),
     };
   }
 

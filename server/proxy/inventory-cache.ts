@@ -9,6 +9,7 @@ import { createHash } from "node:crypto";
 import type { ClientReadableStream, Metadata, ServiceError } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Clock } from "../../core/clock.ts";
+import type { JsonObject } from "../../core/json.ts";
 import { type LockRecord, lockCovering } from "../../core/locks/lock.ts";
 import { type AccessChecker, accessForUser } from "../../core/rbac/index.ts";
 import { API_VERSION, parseResource, type Role, type User } from "../../core/resources/index.ts";
@@ -18,7 +19,7 @@ import { type AuthServiceClient, fromGrpcError } from "../auth/client.ts";
 import { authorizeNodeLogin } from "../auth/node-login.ts";
 import { queryNodes } from "../auth/node-query.ts";
 import type { NodeRecord } from "../auth/nodes.ts";
-import type { AuthApi, NodeInfo, NodePage, NodeQuery, SessionInfo } from "./auth-client.ts";
+import type { AuthApi, NodeInfo, NodePage, NodeQuery, RoleInfo, SessionInfo } from "./auth-client.ts";
 import type { TerminalAuthApi } from "./terminal-auth.ts";
 
 const DEFAULT_KEEPALIVE_SECONDS = 5;
@@ -73,6 +74,12 @@ function userOf(u: { name: string; spec_json: string }): User {
   return res;
 }
 
+function specOf(json: string): JsonObject {
+  const v: unknown = json === "" ? {} : JSON.parse(json);
+  if (v === null || typeof v !== "object" || Array.isArray(v)) throw new Error("role spec is not an object");
+  return v as JsonObject;
+}
+
 function recordOf(n: Node__Output): NodeRecord {
   return {
     id: n.id,
@@ -123,6 +130,7 @@ export function inventoryOf(api: object): InventoryCache | undefined {
 export class InventoryCache {
   readonly #o: InventoryCacheOptions;
   #roles = new Map<string, Role>();
+  #roleList: RoleInfo[] = [];
   #users = new Map<string, User>();
   readonly #nodes = new Map<string, NodeRecord>();
   #nodeList: NodeRecord[] | undefined;
@@ -244,7 +252,18 @@ export class InventoryCache {
   }
 
   /**
-   * The web API's AuthApi with ListNodes answered here when it can be, and every session answer
+   * ListRoles from the copy when this session's user may list roles (the admin capability
+   * "roles:list", decided by the same checker); undefined when auth must answer (it refuses).
+   */
+  listRoles(info: Subject): RoleInfo[] | undefined {
+    const checker = this.#checker(info);
+    if (!checker?.can("roles", "list")) return undefined;
+    this.served.cache++;
+    return this.#roleList;
+  }
+
+  /**
+   * The web API's AuthApi with ListNodes and ListRoles answered here when they can be, and every session answer
    * remembered (by digest) for serveTerminalAuth's decisions. Everything else is `api` as is.
    */
   serveAuthApi(api: AuthApi): AuthApi {
@@ -260,12 +279,20 @@ export class InventoryCache {
       this.served.auth++;
       return api.listNodes(sessionId, q);
     };
+    const listRoles = async (sessionId: string): Promise<RoleInfo[]> => {
+      const info = this.#recalled(sessionId);
+      const roles = info ? this.listRoles(info) : undefined;
+      if (roles) return roles;
+      this.served.auth++;
+      return api.listRoles(sessionId);
+    };
     const cache = this;
     return new Proxy(api, {
       get(target, prop) {
         if (prop === INVENTORY) return cache;
         if (prop === "getSession") return getSession;
         if (prop === "listNodes") return listNodes;
+        if (prop === "listRoles") return listRoles;
         const value: unknown = Reflect.get(target, prop, target);
         return typeof value === "function" ? value.bind(target) : value;
       },
@@ -412,8 +439,15 @@ export class InventoryCache {
 
   #setRoles(e: InventoryEvent__Output): void {
     // Built aside and swapped whole: a bad entry leaves the previous set (and the stream resyncs).
-    const roles = new Map(e.roles.map((r) => [r.name, roleOf(r)]));
+    const deleting = new Set(e.deleting_roles);
+    // What ListRoles answers: every role, by name, its spec as auth stored it.
+    const list = e.roles
+      .map((r) => ({ name: r.name, spec: specOf(r.spec_json) }))
+      .sort((a, b) => (a.name < b.name ? -1 : 1));
+    // What decides: a role being deleted grants nothing (as accessForUser), so it is left out.
+    const roles = new Map(e.roles.filter((r) => !deleting.has(r.name)).map((r) => [r.name, roleOf(r)]));
     const users = new Map(e.users.map((u) => [u.name, userOf(u)]));
+    this.#roleList = list;
     this.#roles = roles;
     this.#users = users;
     this.#checkers = new WeakMap();

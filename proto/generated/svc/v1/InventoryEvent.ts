@@ -14,6 +14,7 @@ export interface InventoryEvent {
   removed_node_ids?: string[];
   keepalive_seconds?: number;
   users?: _svc_v1_InventoryUser[];
+  deleting_roles?: string[];
 }
 
 export interface InventoryEvent__Output {
@@ -23,4 +24,5 @@ export interface InventoryEvent__Output {
   removed_node_ids: string[];
   keepalive_seconds: number;
   users: _svc_v1_InventoryUser__Output[];
+  deleting_roles: string[];
 }
