@@ -1,5 +1,5 @@
 // SSH user certificates against a Go peer, same machine, one run: step-ca's POST /1.0/ssh/sign
-// (github.com/smallstep/certificates, built by scripts/tools/step-ca.sh) and our IssueUserCerts.
+// (github.com/smallstep/certificates, built by scripts/tools/bench/step-ca.sh) and our IssueUserCerts.
 // - Both sign with an Ed25519 user CA key (ours: core/ca's key type), for an Ed25519 user key,
 //   with the same principals, and both keep their own records: step-ca its one-time-token
 //   replay check and the certificate in its badger database, auth its session read, certificate

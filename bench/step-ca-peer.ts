@@ -1,6 +1,6 @@
 // The Go peer of bench/certs-peer.bench.ts: step-ca (github.com/smallstep/certificates) at the
 // version pinned in scripts/tools/versions.env, built into the tool cache by
-// scripts/tools/step-ca.sh (never by provisioning: only this benchmark needs it). Here: find the
+// scripts/tools/bench/step-ca.sh (never by provisioning: only this benchmark needs it). Here: find the
 // binary, configure and start it, and a client for its SSH certificate endpoint.
 import { type ChildProcess, spawn } from "node:child_process";
 import { generateKeyPairSync, randomUUID } from "node:crypto";
@@ -85,7 +85,7 @@ export async function stepCaClient(
   return { one, close: () => session.close() };
 }
 
-/** The step-ca binary scripts/tools/step-ca.sh builds, or a clear error saying how to build it. */
+/** The step-ca binary scripts/tools/bench/step-ca.sh builds, or a clear error saying how to build it. */
 export function stepCaBinary(env: NodeJS.ProcessEnv = process.env): string {
   const version = toolVersions()["STEP_CA_VERSION"];
   if (!version) throw new Error("STEP_CA_VERSION is missing from scripts/tools/versions.env");
@@ -94,7 +94,7 @@ export function stepCaBinary(env: NodeJS.ProcessEnv = process.env): string {
     accessSync(path, constants.X_OK);
   } catch {
     throw new Error(
-      `step-ca ${version} is not built (looked for ${path}): run scripts/tools/step-ca.sh once ` +
+      `step-ca ${version} is not built (looked for ${path}): run scripts/tools/bench/step-ca.sh once ` +
         "(builds it from the Go module proxy with CGO_ENABLED=0, about 2 minutes; needs Go), then run this bench again",
     );
   }

@@ -8,8 +8,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 # shellcheck source=versions.env
 . "$here/versions.env"
 
-# shellcheck source=go-build.sh
-. "$here/go-build.sh"
+# shellcheck source=lib/go-build.sh
+. "$here/lib/go-build.sh"
 
 build_tool grpcurl "$GRPCURL_VERSION" github.com/fullstorydev/grpcurl/cmd/grpcurl \
   "-X main.version=$GRPCURL_VERSION"

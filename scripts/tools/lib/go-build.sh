@@ -1,4 +1,5 @@
-# Sourced by scripts/tools/go-tools.sh and step-ca.sh (not run): build_tool builds one Go tool at
+# Sourced by scripts/tools/go-tools.sh and bench/step-ca.sh (not run; outside tools/*.sh, which
+# scripts/provision.sh runs one by one): build_tool builds one Go tool at
 # a pinned version into ${SVC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-platform}/<tool>-<version>/bin,
 # once, with CGO off. Idempotent and safe to run in parallel (flock).
 
