@@ -8,10 +8,12 @@ import { formatReport } from "./report.ts";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
-const files = readdirSync(here)
-  .filter((f) => f.endsWith(".bench.ts"))
-  .filter((f) => only.length === 0 || only.some((o) => f.includes(o)))
-  .sort();
+const all = readdirSync(here).filter((f) => f.endsWith(".bench.ts"));
+// A name that is exactly a bench ("auth") picks that bench alone; otherwise names match by
+// substring ("auth" would also pick "auth-restart").
+const picks = (o: string, f: string): boolean =>
+  all.includes(`${o}.bench.ts`) ? f === `${o}.bench.ts` : f.includes(o);
+const files = all.filter((f) => only.length === 0 || only.some((o) => picks(o, f))).sort();
 
 let failed = 0;
 for (const file of files) {
