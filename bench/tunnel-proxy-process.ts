@@ -5,7 +5,8 @@
 //   '<json>'`;
 // - run as the main module, it assembles the proxy as `svcd start` does: the public port's router
 //   hands ALPN svc-tunnel connections to the tunnel server and the terminal route reaches nodes
-//   through the NodeDialer (tunnel first, then the node's address). It prints "READY <port>" and
+//   through the NodeDialer (tunnel first, then the node's address); one channel to auth with the
+//   session cache, the inventory copy and pushed locks, as server/roles/proxy.ts. It prints "READY <port>" and
 //   answers {cmd:"memory"} (after a full GC), {cmd:"cpu"} (process.cpuUsage since start, µs, and
 //   the wall clock), {cmd:"tunnels"} (how many are registered) and {cmd:"opens"} (the stage
 //   timings of terminals opened since the last ask).
@@ -21,10 +22,14 @@ import {
 import { systemClock } from "../core/clock.ts";
 import { proxyDefaults } from "../server/proxy/config.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
+import { startInventoryCache } from "../server/proxy/inventory-cache.ts";
+import { startProxyTrust } from "../server/proxy/locks.ts";
 import { startProxyServer } from "../server/proxy/server.ts";
+import { SessionCache } from "../server/proxy/session-cache.ts";
 import { GrpcTerminalAuthApi } from "../server/proxy/terminal-auth.ts";
 import { type TerminalOpenTimings, terminalRoutes } from "../server/proxy/terminal-route.ts";
 import { createProxyTunnels } from "../server/proxy/tunnel/index.ts";
+import { proxyAuthConnection } from "../server/proxy/tunnel/registration.ts";
 import type { AgentAuthEnv } from "../test/agent-fixture.ts";
 
 interface ProxyProcessConfig {
@@ -167,9 +172,22 @@ async function main(cfg: ProxyProcessConfig): Promise<void> {
     keyPem: cfg.clientKeyPem,
     serverName: cfg.authServerName,
   };
-  const authApi = new GrpcAuthApi(grpc);
+  // As server/roles/proxy.ts assembles them: one channel to auth, locks pushed (WatchTrust), web
+  // sessions from the session cache (WatchSessions) and the node list and the terminal's per-node
+  // decision from the inventory copy (WatchInventory), auth asked while a copy cannot answer.
+  const connection = proxyAuthConnection(grpc);
+  const authApi = new GrpcAuthApi(connection);
   const opens: TerminalOpenTimings[] = [];
-  const terminalAuth = new GrpcTerminalAuthApi(grpc);
+  const terminalAuth = new GrpcTerminalAuthApi(connection);
+  const trust = startProxyTrust({ connection: () => connection, clock: systemClock, logger });
+  const sessions = new SessionCache({ connection: () => connection, clock: systemClock, logger });
+  sessions.start();
+  const inventory = startInventoryCache({
+    connection: () => connection,
+    trust: trust.watcher,
+    clock: systemClock,
+    logger,
+  });
   // As `svcd proxy` assembles them. No registered-node check: auth's backend is in the benchmark's
   // process (svcd start checks its node records; the check is one lookup per tunnel at connect).
   const tunnels = createProxyTunnels({
@@ -190,7 +208,7 @@ async function main(cfg: ProxyProcessConfig): Promise<void> {
       limits: { ...proxyDefaults.limits, terminalsPerUser: 100_000, terminalsPerProxy: 100_000 },
     },
     tls: { certPem: cfg.serverCertPem, keyPem: cfg.serverKeyPem },
-    authApi,
+    authApi: inventory.serveAuthApi(trust.locks.guardSessions(sessions.guard(authApi))),
     // Agents with --proxy reach auth through the public port, as in a real deployment.
     authPassthrough: { address: cfg.authAddress, serverName: cfg.authServerName },
     logger,
@@ -198,9 +216,10 @@ async function main(cfg: ProxyProcessConfig): Promise<void> {
     resources: { list: () => [] },
     routes: [
       terminalRoutes({
-        terminalAuth,
+        terminalAuth: inventory.serveTerminalAuth(terminalAuth),
         clock: systemClock,
         dialer: tunnels.dialer,
+        locks: trust.locks,
         onOpened: (t) => opens.push(t),
       }),
     ],
@@ -232,9 +251,11 @@ async function main(cfg: ProxyProcessConfig): Promise<void> {
   });
   process.once("SIGTERM", () => {
     tunnels.close();
-    void proxy.close().then(() => {
-      authApi.close();
-      terminalAuth.close();
+    void proxy.close().then(async () => {
+      inventory.close();
+      sessions.close();
+      trust.close();
+      connection.close();
       process.exit(0);
     });
   });
