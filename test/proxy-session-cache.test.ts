@@ -483,6 +483,28 @@ describe("proxy session cache, two auth replicas on PostgreSQL", () => {
     }
   });
 
+  it("a position the replica can no longer replay, or another replica's, gets a reset", async () => {
+    const [r0, r1] = replicas as [Replica, Replica];
+    const feed = r1.server.service.sessionFeed;
+    const c1 = rawClient(`127.0.0.1:${r1.port}`, proxyClientTls);
+    const c0 = rawClient(`127.0.0.1:${r0.port}`, proxyClientTls);
+    const md = () => agentMetadata(PROXY_ID);
+    const kind = async (c: AuthServiceClient, from: string) => {
+      const got = await firstEvent(c, md(), from);
+      return "event" in got ? got.event.kind : `status ${got.code}`;
+    };
+    const from = feed.position;
+    // Nothing happened since: caught up at once.
+    expect(await kind(c1, from)).toBe("keepalive");
+    expect(await kind(c0, from)).toBe("reset");
+    expect(await kind(c1, "0123abcd:1")).toBe("reset");
+    expect(await kind(c1, "not a position")).toBe("reset");
+    // More changes than the ring holds (8,192): the old position is gone.
+    for (let i = 0; i < 8_300; i++) feed.role("no-such-role");
+    expect(await kind(c1, from)).toBe("reset");
+    expect(await kind(c1, feed.position)).toBe("keepalive");
+  });
+
   it("the feed refuses a node, a user session and an anonymous caller", async () => {
     const address = `127.0.0.1:${replicas[0]?.port}`;
     const node = rawClient(address, await clientCert(cas.hostCa, { agent: "node-1" }));
