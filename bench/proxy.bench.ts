@@ -229,46 +229,67 @@ export default async function proxyBench(): Promise<BenchReport> {
     const page = await fx.client.send({ path: nodesPath, headers: { authorization: `Bearer ${sessionId}` } });
     if (page.status !== 200) throw new Error(`nodes page: ${page.status} ${page.text}`);
     nodesJson = page.text;
-    const [base, ping, session, sessionCached, nodesAuth, nodesCopy, bareNodes] = await measureAll([
-      {
-        name: "bare fastify HTTPS hello",
-        url: `https://127.0.0.1:${address.port}/hello`,
-        headers: {},
-        samples: [],
-      },
-      { name: "proxy GET /v1/webapi/ping", url: `${fx.proxy.url}/v1/webapi/ping`, headers: {}, samples: [] },
-      {
-        name: "proxy GET /v1/webapi/session (Bearer)",
-        url: `${fx.proxy.url}/v1/webapi/session`,
-        headers: { authorization: `Bearer ${sessionId}` },
-        samples: [],
-      },
-      {
-        name: "proxy GET /v1/webapi/session (Bearer), session cache",
-        url: `${cached.url}/v1/webapi/session`,
-        headers: { authorization: `Bearer ${sessionId}` },
-        samples: [],
-      },
-      {
-        name: `proxy GET ${nodesPath} (Bearer, ${NODES} nodes), ListNodes by auth`,
-        url: `${fx.proxy.url}${nodesPath}`,
-        headers: { authorization: `Bearer ${sessionId}` },
-        samples: [],
-      },
-      {
-        name: `proxy GET ${nodesPath} (Bearer, ${NODES} nodes), inventory copy + session cache`,
-        url: `${inventory.url}${nodesPath}`,
-        headers: { authorization: `Bearer ${sessionId}` },
-        samples: [],
-      },
-      {
-        name: `bare fastify HTTPS, the same nodes page as static JSON (${nodesJson.length} bytes)`,
-        url: `https://127.0.0.1:${address.port}/nodes`,
-        headers: {},
-        samples: [],
-      },
-    ]);
-    if (!base || !ping || !session || !sessionCached || !nodesAuth || !nodesCopy || !bareNodes)
+    // The roles row: an admin's session (roles:list), answered by the same copy.
+    const adminLogin = await fx.client.send({
+      method: "POST",
+      path: "/v1/webapi/login",
+      body: { username: USERS.admin, password: PASSWORD },
+    });
+    if (adminLogin.status !== 200) throw new Error(`admin login failed: ${adminLogin.status}`);
+    const adminSession = (adminLogin.json as { session_id: string }).session_id;
+    const [base, ping, session, sessionCached, nodesAuth, nodesCopy, bareNodes, rolesCopy] = await measureAll(
+      [
+        {
+          name: "bare fastify HTTPS hello",
+          url: `https://127.0.0.1:${address.port}/hello`,
+          headers: {},
+          samples: [],
+        },
+        {
+          name: "proxy GET /v1/webapi/ping",
+          url: `${fx.proxy.url}/v1/webapi/ping`,
+          headers: {},
+          samples: [],
+        },
+        {
+          name: "proxy GET /v1/webapi/session (Bearer)",
+          url: `${fx.proxy.url}/v1/webapi/session`,
+          headers: { authorization: `Bearer ${sessionId}` },
+          samples: [],
+        },
+        {
+          name: "proxy GET /v1/webapi/session (Bearer), session cache",
+          url: `${cached.url}/v1/webapi/session`,
+          headers: { authorization: `Bearer ${sessionId}` },
+          samples: [],
+        },
+        {
+          name: `proxy GET ${nodesPath} (Bearer, ${NODES} nodes), ListNodes by auth`,
+          url: `${fx.proxy.url}${nodesPath}`,
+          headers: { authorization: `Bearer ${sessionId}` },
+          samples: [],
+        },
+        {
+          name: `proxy GET ${nodesPath} (Bearer, ${NODES} nodes), inventory copy + session cache`,
+          url: `${inventory.url}${nodesPath}`,
+          headers: { authorization: `Bearer ${sessionId}` },
+          samples: [],
+        },
+        {
+          name: `bare fastify HTTPS, the same nodes page as static JSON (${nodesJson.length} bytes)`,
+          url: `https://127.0.0.1:${address.port}/nodes`,
+          headers: {},
+          samples: [],
+        },
+        {
+          name: "proxy GET /v1/webapi/roles (admin Bearer), inventory copy + session cache",
+          url: `${inventory.url}/v1/webapi/roles`,
+          headers: { authorization: `Bearer ${adminSession}` },
+          samples: [],
+        },
+      ],
+    );
+    if (!base || !ping || !session || !sessionCached || !nodesAuth || !nodesCopy || !bareNodes || !rolesCopy)
       throw new Error("missing measurement");
     // The copy row measures the copy: not one ListNodes may have gone to auth.
     if (inventory.cache.served.auth > 0 || inventory.cache.served.cache === 0)
@@ -281,7 +302,7 @@ export default async function proxyBench(): Promise<BenchReport> {
     const direct = await directGetSession(() => fx.authApi.getSession(sessionId), DURATION_S);
     return {
       title: `proxy web API (${CONNECTIONS} connections, ${ROUNDS}x${DURATION_S}s interleaved, autocannon in a worker thread; auth in its own process)`,
-      rows: [base, ping, session, sessionCached, nodesAuth, nodesCopy, bareNodes, direct],
+      rows: [base, ping, session, sessionCached, nodesAuth, nodesCopy, bareNodes, rolesCopy, direct],
       ratios: [
         { name: "ping / bare hello", ratio: ping.perSecond / base.perSecond, goal: 0.8 },
         {
@@ -296,6 +317,11 @@ export default async function proxyBench(): Promise<BenchReport> {
         {
           name: "nodes (inventory copy) / bare hello",
           ratio: nodesCopy.perSecond / base.perSecond,
+          goal: 0.5,
+        },
+        {
+          name: "roles (admin, inventory copy) / bare hello",
+          ratio: rolesCopy.perSecond / base.perSecond,
           goal: 0.5,
         },
         {
