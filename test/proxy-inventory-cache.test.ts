@@ -286,8 +286,10 @@ describe("GET /v1/webapi/nodes from the proxy's copy", () => {
   it("a heartbeat that changes nothing shown is not sent again (no flood); a label change is", async () => {
     const before = cache.received.nodes;
     for (let i = 0; i < N; i++) await heartbeat(`agent-${pad(i)}`, `node-${pad(i)}`, { env: envOf(i) });
-    // Two scans at least (1 s each): anything they would send has arrived by then.
-    await new Promise((r) => setTimeout(r, 2_500));
+    // Two scans after the heartbeats: anything they would send has been sent by then.
+    const scans = side.auth.service.inventoryFeed.scans;
+    await until("two scans", () => side.auth.service.inventoryFeed.scans >= scans + 2, 30_000);
+    await new Promise((r) => setTimeout(r, 200));
     expect(cache.received.nodes).toBe(before);
     await heartbeat("agent-000", "node-000", { env: envOf(0), rack: "r1" });
     await until("the label change", () => cache.received.nodes > before);
