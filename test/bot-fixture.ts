@@ -190,6 +190,16 @@ export async function startMachineEnv(
     },
     async startAuth() {
       auth = await start();
+      // The fixture's long-lived clients may be in their reconnect backoff from the stop: wait
+      // until they are connected again, as a new process's client would be.
+      await Promise.all(
+        clients.map(
+          (c) =>
+            new Promise<void>((resolve, reject) =>
+              c.waitForReady(Date.now() + 10_000, (err) => (err ? reject(err) : resolve())),
+            ),
+        ),
+      );
     },
     async close() {
       for (const c of clients) c.close();
