@@ -396,6 +396,23 @@ describe("auth unreachable, and close()", () => {
     expect((await dead.client.send({ path: "/v1/webapi/ping" })).status).toBe(200);
   });
 
+  it("with several auth replicas, a passthrough skips one that is down: every call reaches the live one", async () => {
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
+    const deadPort = (probe.address() as { port: number }).port;
+    await new Promise((r) => probe.close(r));
+    // The dead replica is listed first and the live one second; connections rotate the first
+    // one tried, so both orders are exercised over several new clients.
+    const two = await startProxy(`127.0.0.1:${deadPort}, ${env.address}`);
+    cleanups.push(() => two.close());
+    for (let i = 0; i < 4; i++) {
+      const client = viaProxy({ port: two.proxy.port });
+      const info = await callUnary(client, "GetClusterInfo", {}, undefined, { deadline: Date.now() + 5_000 });
+      expect(info.cluster_name).toBe("test");
+      client.close();
+    }
+  });
+
   it("close() stops the listener and destroys routed, pending and handler connections", async () => {
     const p = await startProxy(env.address);
     let handed: Socket | undefined;

@@ -250,6 +250,7 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       trust: trust.watcher,
       clock,
       logger: logger.child({ component: "proxy-inventory" }),
+      metrics: registry,
     });
     closers.add(async () => inventory.close());
     const proxy: ProxyServer = await startProxyServer({
@@ -267,7 +268,7 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       resources: source,
       // gRPC for auth on the public port too: raw TCP, mutual TLS stays end to end.
       // (The first replica of a list: raw TCP cannot be balanced per call.)
-      authPassthrough: { address: firstAuthAddress(authAddr), serverName },
+      authPassthrough: { address: authAddr, serverName },
       metrics: registry,
       routes: [
         terminalRoutes({

@@ -6,7 +6,7 @@ import { splitHostPort } from "../../config.ts";
 
 /** Where the proxy dials auth, and the TLS name on auth's certificate (what routes to it). */
 export interface AuthPassthrough {
-  /** "host:port" of auth's gRPC listener */
+  /** "host:port" of auth's gRPC listener, or several separated by commas (one per replica) */
   address: string;
   /** the TLS server name on auth's certificate; clients send it as SNI */
   serverName: string;
@@ -15,39 +15,75 @@ export interface AuthPassthrough {
 /** How long dialling auth may take before the client is closed (it then retries). */
 export const AUTH_CONNECT_TIMEOUT_MS = 5_000;
 
+// Rotates the first replica tried, so connections spread over every auth address.
+let nextFirst = 0;
+
 /**
- * Joins `client` (its ClientHello unshifted, paused) to a new connection to auth. Either side's
- * close or error closes both at once: a gRPC client sees the drop as UNAVAILABLE and retries.
- * Returns the upstream socket (the caller tracks both for close()).
+ * Joins `client` (its ClientHello unshifted, paused) to a new connection to auth. With several
+ * addresses, each is tried in turn until one accepts (the client's bytes wait in its paused
+ * socket meanwhile), so a replica that is down or restarting costs a refused connect, not the
+ * client's connection. Once joined, either side's close or error closes both at once: a gRPC
+ * client sees the drop as UNAVAILABLE and retries. Returns a handle whose destroy() ends both.
  */
 export function passToAuth(
   client: Socket,
   target: AuthPassthrough,
   o: { logger: Logger; connectTimeoutMs?: number },
-): Socket {
-  const { host, port } = splitHostPort(target.address);
-  const upstream = connect({ host, port, noDelay: true });
-  client.setNoDelay(true);
-  const timer = setTimeout(
-    () => upstream.destroy(new Error("auth did not accept the connection in time")),
-    o.connectTimeoutMs ?? AUTH_CONNECT_TIMEOUT_MS,
-  );
-  timer.unref();
-  upstream.once("connect", () => clearTimeout(timer));
+): { destroy(): void } {
+  const addresses = target.address
+    .split(",")
+    .map((a) => a.trim())
+    .filter((a) => a !== "");
+  const first = nextFirst++ % Math.max(1, addresses.length);
+  let upstream: Socket | undefined;
+  let closed = false;
   const closeBoth = (): void => {
-    clearTimeout(timer);
+    if (closed) return;
+    closed = true;
     client.destroy();
-    upstream.destroy();
+    upstream?.destroy();
   };
-  upstream.on("error", (err) => {
-    o.logger.debug({ err: err.message, auth: target.address }, "auth passthrough failed");
-    closeBoth();
-  });
+  client.setNoDelay(true);
   client.on("error", closeBoth);
-  upstream.on("close", closeBoth);
   client.on("close", closeBoth);
-  // Writes before "connect" are queued by net.Socket, so the hello is sent as soon as auth accepts.
-  client.pipe(upstream);
-  upstream.pipe(client);
-  return upstream;
+
+  const attempt = (i: number): void => {
+    if (closed) return;
+    const address = addresses[(first + i) % addresses.length];
+    if (address === undefined || i >= addresses.length) {
+      closeBoth();
+      return;
+    }
+    const { host, port } = splitHostPort(address);
+    const socket = connect({ host, port, noDelay: true });
+    upstream = socket;
+    const timer = setTimeout(
+      () => socket.destroy(new Error("auth did not accept the connection in time")),
+      o.connectTimeoutMs ?? AUTH_CONNECT_TIMEOUT_MS,
+    );
+    timer.unref();
+    const failedToConnect = (err: Error): void => {
+      clearTimeout(timer);
+      o.logger.debug({ err: err.message, auth: address }, "auth passthrough: replica refused");
+      attempt(i + 1);
+    };
+    socket.once("error", failedToConnect);
+    socket.once("connect", () => {
+      clearTimeout(timer);
+      socket.off("error", failedToConnect);
+      if (closed) {
+        socket.destroy();
+        return;
+      }
+      socket.on("error", (err) => {
+        o.logger.debug({ err: err.message, auth: address }, "auth passthrough failed");
+        closeBoth();
+      });
+      socket.on("close", closeBoth);
+      client.pipe(socket);
+      socket.pipe(client);
+    });
+  };
+  attempt(0);
+  return { destroy: closeBoth };
 }

@@ -168,8 +168,8 @@ export class TlsRouter {
     }
     this.#track(this.#routed, socket);
     if (route.kind === "auth" && this.#o.authPassthrough) {
-      const upstream = passToAuth(socket, this.#o.authPassthrough, { logger: this.#o.logger });
-      this.#track(this.#routed, upstream);
+      // The client socket is tracked: its close (or destroy at close()) ends the upstream too.
+      passToAuth(socket, this.#o.authPassthrough, { logger: this.#o.logger });
       return;
     }
     const handler = route.kind === "handler" ? this.#handlers.get(route.protocol) : undefined;
