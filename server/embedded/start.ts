@@ -259,6 +259,7 @@ export async function startEmbedded(
       trust: trust.watcher,
       clock,
       logger: logger.child({ component: "proxy-inventory" }),
+      metrics: registry,
     });
     closers.push(async () => inventory.close());
     // Reverse tunnels (docs/tunnels.md): agents' TLS is checked against the host CA and the node

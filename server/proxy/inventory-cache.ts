@@ -8,6 +8,7 @@
 import { createHash } from "node:crypto";
 import type { ClientReadableStream, Metadata, ServiceError } from "@grpc/grpc-js";
 import type { Logger } from "pino";
+import { Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
 import type { JsonObject } from "../../core/json.ts";
 import { type LockRecord, lockCovering } from "../../core/locks/lock.ts";
@@ -504,6 +505,8 @@ export function startInventoryCache(o: {
   trust: { connected(): boolean; current(): { locks: readonly LockRecord[] } | undefined };
   clock: Clock;
   logger: Logger;
+  /** The proxy's registry: svc_proxy_inventory_* */
+  metrics?: Registry;
 }): InventoryCache {
   const cache = new InventoryCache({
     connection: o.connection,
@@ -511,6 +514,34 @@ export function startInventoryCache(o: {
     logger: o.logger,
     locks: () => (o.trust.connected() ? o.trust.current()?.locks : undefined),
   });
+  if (o.metrics) {
+    new Gauge({
+      name: "svc_proxy_inventory_fresh",
+      help: "1 while the inventory copy answers (WatchInventory synced and heard from within 3 keepalives)",
+      registers: [o.metrics],
+      collect() {
+        this.set(cache.fresh() ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "svc_proxy_inventory_nodes",
+      help: "Nodes in the proxy's inventory copy",
+      registers: [o.metrics],
+      collect() {
+        this.set(cache.nodeCount);
+      },
+    });
+    new Gauge({
+      name: "svc_proxy_inventory_answers",
+      help: "Node lists, role lists and per-node login decisions since start, by who answered (copy or auth)",
+      labelNames: ["by"],
+      registers: [o.metrics],
+      collect() {
+        this.set({ by: "copy" }, cache.served.cache);
+        this.set({ by: "auth" }, cache.served.auth);
+      },
+    });
+  }
   cache.start();
   return cache;
 }
