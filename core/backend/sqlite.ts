@@ -5,6 +5,7 @@ import { DatabaseSync, type SQLOutputValue, type StatementSync } from "node:sqli
 import type { Clock } from "../clock.ts";
 import { AlreadyExistsError, CompareFailedError, NotFoundError, UnavailableError } from "../errors.ts";
 import type { JsonValue } from "../json.ts";
+import { AuditBatcher, type AuditBatcherOptions } from "./audit-batcher.ts";
 import type {
   AuditEvent,
   AuditEventInput,
@@ -42,6 +43,8 @@ export interface SqliteBackendOptions {
   sweepIntervalMs?: number;
   /** How long a writer waits for another process's write lock. Default 10 s. */
   busyTimeoutMs?: number;
+  /** Audit group commit (audit-batcher.ts): window and size. */
+  auditBatch?: AuditBatcherOptions;
 }
 
 const DEFAULT_SWEEP_MS = 60_000;
@@ -60,12 +63,8 @@ export class SqliteBackend implements Backend {
   /** In-process notifications (one process serves an embedded file); shared per file. */
   readonly #notify: ReturnType<typeof sqliteNotifier>;
   readonly #subscriptions = new Set<() => boolean>();
-  /** Audit appends waiting for the next batch commit (see appendAudit). */
-  readonly #auditQueue: Array<{
-    e: CheckedAuditEvent;
-    resolve: (event: AuditEvent) => void;
-    reject: (err: unknown) => void;
-  }> = [];
+  /** Audit appends committed in groups (audit-batcher.ts). */
+  readonly #audit: AuditBatcher<CheckedAuditEvent, Row>;
 
   constructor(opts: SqliteBackendOptions) {
     this.#clock = opts.clock;
@@ -86,6 +85,7 @@ export class SqliteBackend implements Backend {
       this.#notify.release();
       throw mapError(err);
     }
+    this.#audit = new AuditBatcher((events) => this.#commitAudit(events), opts.auditBatch);
     const every = opts.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
     if (every > 0) {
       this.#sweeper = setInterval(() => {
@@ -211,37 +211,17 @@ export class SqliteBackend implements Backend {
   async appendAudit(event: AuditEventInput): Promise<AuditEvent> {
     const e = checkAuditInput(event, this.#clock);
     if (this.#closed) throw new UnavailableError("backend is closed");
-    // Appends queued in one event-loop turn commit together in one transaction (one WAL write
-    // instead of one per event). Durability is unchanged: each caller's promise settles only
-    // after that COMMIT, and a failed commit rejects every event of the batch, never silently.
-    return new Promise<AuditEvent>((resolve, reject) => {
-      this.#auditQueue.push({ e, resolve, reject });
-      if (this.#auditQueue.length === 1) setImmediate(() => this.#flushAudit());
-    });
+    // Settles after the COMMIT holding this event; a failed commit rejects it (audit-batcher.ts).
+    return toAuditEvent(await this.#audit.add(e));
   }
 
-  #flushAudit(): void {
-    const batch = this.#auditQueue.splice(0);
-    if (batch.length === 0) return;
-    let rows: Row[];
-    try {
-      rows = this.#write(() =>
-        batch.map(({ e }) => {
-          const success = e.success === null ? null : e.success ? 1 : 0;
-          return must(this.#stmts.appendAudit.get(e.time, e.event_type, e.user_name, success, e.fieldsText));
-        }),
-      );
-    } catch (err) {
-      for (const b of batch) b.reject(err);
-      return;
-    }
-    batch.forEach((b, i) => {
-      try {
-        b.resolve(toAuditEvent(must(rows[i])));
-      } catch (err) {
-        b.reject(err);
-      }
-    });
+  #commitAudit(events: CheckedAuditEvent[]): Row[] {
+    return this.#write(() =>
+      events.map((e) => {
+        const success = e.success === null ? null : e.success ? 1 : 0;
+        return must(this.#stmts.appendAudit.get(e.time, e.event_type, e.user_name, success, e.fieldsText));
+      }),
+    );
   }
 
   async searchAudit(query: AuditQuery): Promise<AuditPage> {
@@ -307,7 +287,7 @@ export class SqliteBackend implements Backend {
   async close(): Promise<void> {
     if (this.#closed) return;
     // Appends already accepted are committed before the file closes.
-    this.#flushAudit();
+    this.#audit.flush();
     this.#closed = true;
     for (const off of this.#subscriptions) off();
     this.#subscriptions.clear();
