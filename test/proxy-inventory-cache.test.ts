@@ -283,6 +283,26 @@ describe("GET /v1/webapi/nodes from the proxy's copy", () => {
     );
   });
 
+  it("a heartbeat through this auth is listed at once (no scan wait), and refresh() sends a removal before it resolves", async () => {
+    const feed = side.auth.service.inventoryFeed;
+    const scans = feed.scans;
+    const beat = {
+      hostname: "node-now",
+      addresses: ["10.0.0.8:3022"],
+      labels: { env: "dev" },
+      version: "1.0.0",
+    };
+    await side.auth.service.nodes.heartbeat("agent-now", beat);
+    feed.noteHeartbeat("agent-now", beat);
+    await until("the noted node in the copy", () => cache.nodeCount === N + 1);
+    expect(feed.scans).toBeLessThanOrEqual(scans + 2);
+    // As DeleteNode does: remove, then refresh; the copy has dropped it once the event arrived.
+    await side.auth.service.nodes.remove("agent-now");
+    const before = cache.nodeCount;
+    await feed.refresh();
+    await until("the removal in the copy", () => cache.nodeCount === before - 1, 2_000);
+  });
+
   it("a heartbeat that changes nothing shown is not sent again (no flood); a label change is", async () => {
     const before = cache.received.nodes;
     for (let i = 0; i < N; i++) await heartbeat(`agent-${pad(i)}`, `node-${pad(i)}`, { env: envOf(i) });

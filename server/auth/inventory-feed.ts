@@ -23,7 +23,7 @@ import type { WatchInventoryRequest__Output } from "../../proto/generated/svc/v1
 import type { Caller } from "./caller.ts";
 import { toGrpcError } from "./errors.ts";
 import { nodeView } from "./node-query.ts";
-import type { NodeStore } from "./nodes.ts";
+import type { HeartbeatInput, NodeStore } from "./nodes.ts";
 
 export const INVENTORY_KEEPALIVE_SECONDS = 5;
 export const INVENTORY_SCAN_MS = 1_000;
@@ -82,6 +82,7 @@ export class InventoryFeed {
   /** Time of the last scan that read the backend; keepalives stop when it is too old. */
   #lastScanAt = 0;
   #scanning: Promise<void> | undefined;
+  #rescan: Promise<void> | undefined;
   #scanTimer: NodeJS.Timeout | undefined;
   #rolesTimer: NodeJS.Timeout | undefined;
   #unsubscribe: (() => void) | undefined;
@@ -217,6 +218,46 @@ export class InventoryFeed {
         .filter((u) => !u.metadata.deletionTimestamp)
         .map((u) => ({ name: u.metadata.name, spec_json: JSON.stringify(u.spec) })),
     };
+  }
+
+  /**
+   * A node change this auth just wrote (DeleteNode): scan now instead of at the next tick, so its
+   * own proxies list it at once (a `svcctl nodes rm` followed by `svc ls` must not show the node).
+   * Resolves once the change is sent; at once when no proxy listens. Never rejects: a failed
+   * scan is logged, and the next tick tries again.
+   */
+  refresh(): Promise<void> {
+    if (!this.#unsubscribe) return Promise.resolve();
+    // A scan already running may have read the backend before the change: one more after it.
+    const running = this.#scanning;
+    const next =
+      running === undefined
+        ? this.#scan()
+        : (this.#rescan ??= running
+            .catch(() => undefined)
+            .then(() => {
+              this.#rescan = undefined;
+              return this.#scan();
+            }));
+    return next.catch((err: unknown) => this.#o.logger.warn({ err }, "inventory node scan failed"));
+  }
+
+  /**
+   * A heartbeat this auth just stored: when it is a node the streams do not have, or it changes
+   * what they show, scan now (a joining node is listed at once). Costs one lookup otherwise.
+   */
+  noteHeartbeat(agentId: string, h: HeartbeatInput): void {
+    if (!this.#unsubscribe) return;
+    const key = contentKey({
+      hostname: h.hostname,
+      addresses: h.addresses,
+      labels: h.labels,
+      version: h.version,
+      status: "online",
+      ...(h.tunnel ? { tunnel: { proxy_id: h.tunnel.proxyId, peer_addr: h.tunnel.peerAddr } } : {}),
+    });
+    if (this.#sent.get(agentId)?.key === key) return;
+    void this.refresh();
   }
 
   /** One backend scan at a time: a caller arriving meanwhile shares the running one. */

@@ -796,7 +796,10 @@ export class AuthService {
     RegisterAgent: unary(async (req, _caller, call) => {
       if (!this.#d.agentJoin)
         throw new NotImplementedError("RegisterAgent is not enabled on this auth server");
-      return this.#d.agentJoin.register(req, { peer: call.getPeer() });
+      const res = await this.#d.agentJoin.register(req, { peer: call.getPeer() });
+      // The new node is in the proxies' inventory copies before it hears it joined.
+      await this.inventoryFeed.refresh();
+      return res;
     }),
     RegisterUsingIAMMethod: (
       call: ServerDuplexStream<RegisterUsingIAMMethodRequest__Output, RegisterUsingIAMMethodResponse>,
@@ -951,6 +954,8 @@ export class AuthService {
 
     DeleteNode: unary(async (req, caller) => {
       const reg = await wired(this.#d.agentJoin, "DeleteNode").remove(req.node);
+      // The proxies' inventory copies drop it before this answers (docs/proxy-cache.md).
+      await this.inventoryFeed.refresh();
       await this.#audit({
         event_type: "node.delete",
         user_name: requireUser(caller).username,
@@ -1041,7 +1046,7 @@ export class AuthService {
       if (caller.kind !== "agent") throw new NotAuthenticatedError("agents only");
       const labels =
         (await this.#d.agentJoin?.checkHeartbeat(caller.agentId, req.hostname, req.labels)) ?? req.labels;
-      await this.nodes.heartbeat(caller.agentId, {
+      const beat = {
         hostname: req.hostname,
         addresses: req.addresses,
         labels,
@@ -1049,10 +1054,14 @@ export class AuthService {
         ...(req.tunnel?.proxy_id || req.tunnel?.peer_addr
           ? { tunnel: { proxyId: req.tunnel.proxy_id, peerAddr: req.tunnel.peer_addr } }
           : {}),
-      });
+      };
+      await this.nodes.heartbeat(caller.agentId, beat);
       // DeleteNode may have run since the checks above: a removed node must not be listed again.
-      if (await this.#d.agentJoin?.forgetIfRemoved(caller.agentId))
+      if (await this.#d.agentJoin?.forgetIfRemoved(caller.agentId)) {
+        void this.inventoryFeed.refresh(); // a scan may have caught the record in between
         throw new NotAuthenticatedError("this node has been removed");
+      }
+      this.inventoryFeed.noteHeartbeat(caller.agentId, beat);
       return { interval_seconds: this.nodes.intervalSeconds };
     }),
 
