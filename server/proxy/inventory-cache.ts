@@ -244,7 +244,11 @@ export class InventoryCache {
   authorizeNodeLogin(info: Subject, hostname: string, login: string): NodeInfo | undefined {
     const checker = this.#checker(info);
     if (!checker) return undefined;
-    const node = authorizeNodeLogin({ hostname, login }, checker, this.#records());
+    const records = this.#records();
+    // A host name the copy has never seen may be a node that joined on another replica since the
+    // last scan: auth decides (and says "unknown node" when it is). Hidden nodes stay answered here.
+    if (hostname !== "" && !records.some((n) => n.hostname === hostname)) return undefined;
+    const node = authorizeNodeLogin({ hostname, login }, checker, records);
     // A locked node: auth refuses with the lock's own message; let it say so.
     const locks = this.#o.locks?.();
     if (!locks || lockCovering(locks, { node: node.id ?? "" }, this.#o.clock.now())) return undefined;
