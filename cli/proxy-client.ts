@@ -136,12 +136,16 @@ function proxyRequestOnce(
         res.on("error", reject);
       },
     );
-    // Until the TLS handshake ends, no byte of the request has reached the proxy.
+    // Until the TLS handshake ends, no byte of the request has reached the proxy. A kept-alive
+    // connection (the default agent reuses them) finished its handshake for an earlier request:
+    // this one may have reached the proxy as soon as it was written.
     let connected = false;
     req.on("socket", (socket) => {
-      socket.once("secureConnect", () => {
-        connected = true;
-      });
+      if (req.reusedSocket) connected = true;
+      else
+        socket.once("secureConnect", () => {
+          connected = true;
+        });
     });
     const transport = (e: UnavailableError): UnavailableError => {
       reachOf.set(e, connected ? "maybe_sent" : "not_sent");
