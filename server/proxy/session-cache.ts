@@ -74,6 +74,8 @@ export class SessionCache {
   #retry: NodeJS.Timeout | undefined;
   #watchdog: NodeJS.Timeout | undefined;
   #lastEvent = 0;
+  /** When the current call was opened: a call silent since then counts as silent too. */
+  #openedAt = 0;
   readonly #hits?: Counter;
   readonly #misses?: Counter;
   readonly #events?: Counter<"kind">;
@@ -242,6 +244,7 @@ export class SessionCache {
       return;
     }
     this.#call = call;
+    this.#openedAt = Date.now();
     call.on("data", (e: SessionEvent__Output) => {
       if (this.#call === call) this.#receive(e);
     });
@@ -327,7 +330,10 @@ export class SessionCache {
     if (this.#state === "stopped") return;
     const every = this.#keepaliveSeconds * 1000;
     this.#watchdog = setTimeout(() => {
-      if (this.#state === "live" && Date.now() - this.#lastEvent > SILENT_KEEPALIVES * every) {
+      // Live or still waiting for its first event: a half-open connection says nothing either
+      // way, and a stream that never goes live would leave every session to RPCs for good.
+      const quietSince = Math.max(this.#lastEvent, this.#openedAt);
+      if (this.#call !== undefined && Date.now() - quietSince > SILENT_KEEPALIVES * every) {
         this.#lost(new Error("session stream silent past its keepalive"));
       }
       this.#armWatchdog();
