@@ -144,6 +144,8 @@ export class InventoryCache {
   #call: ClientReadableStream<InventoryEvent__Output> | undefined;
   #synced = false;
   #lastMessageAt = 0;
+  /** When the current call was opened: one silent since then (no snapshot yet) is dead too. */
+  #openedAt = 0;
   #keepaliveMs = DEFAULT_KEEPALIVE_SECONDS * 1000;
   #stopped = true;
   #attempt = 0;
@@ -388,6 +390,7 @@ export class InventoryCache {
       return;
     }
     this.#call = call;
+    this.#openedAt = this.#o.clock.now().getTime();
     call.on("data", (e: InventoryEvent__Output) => {
       if (this.#call === call) this.#apply(e);
     });
@@ -488,12 +491,16 @@ export class InventoryCache {
     this.#retry.unref();
   }
 
-  /** A stream silent past STALE_KEEPALIVES keepalives is treated as dead and opened again. */
+  /** A stream silent past STALE_KEEPALIVES keepalives (or its snapshot) is treated as dead and opened again. */
   #armWatchdog(): void {
     clearTimeout(this.#watchdog);
     if (this.#stopped) return;
     this.#watchdog = setTimeout(() => {
-      if (this.#call && this.#synced && !this.fresh()) this.#lost(new Error("inventory stream silent"));
+      // Synced and gone quiet, or never synced at all (a half-open connection during the
+      // connect): either way the copy would never answer again without a new stream.
+      const silentMs = this.#o.clock.now().getTime() - Math.max(this.#lastMessageAt, this.#openedAt);
+      const dead = this.#synced ? !this.fresh() : silentMs > STALE_KEEPALIVES * this.#keepaliveMs;
+      if (this.#call && dead) this.#lost(new Error("inventory stream silent"));
       this.#armWatchdog();
     }, this.#keepaliveMs);
     this.#watchdog.unref();
