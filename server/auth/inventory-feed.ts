@@ -20,8 +20,8 @@ import type { ResourceSource } from "../../core/sources/source.ts";
 import type { InventoryEvent } from "../../proto/generated/svc/v1/InventoryEvent.ts";
 import type { Node } from "../../proto/generated/svc/v1/Node.ts";
 import type { WatchInventoryRequest__Output } from "../../proto/generated/svc/v1/WatchInventoryRequest.ts";
-import type { Caller } from "./caller.ts";
-import { toGrpcError } from "./errors.ts";
+import { type Caller, callerLabel } from "./caller.ts";
+import { admit, assertProxyCaller, type FeedStream, FeedStreams } from "./feed-streams.ts";
 import { nodeView } from "./node-query.ts";
 import type { HeartbeatInput, NodeStore } from "./nodes.ts";
 
@@ -40,9 +40,7 @@ const ROLES_DEBOUNCE_MS = 20;
 
 type Stream = ServerWritableStream<WatchInventoryRequest__Output, InventoryEvent>;
 
-interface Watcher {
-  call: Stream;
-  keepalive: NodeJS.Timeout;
+interface Watcher extends FeedStream<Stream> {
   /** write() said the buffer is full; still full at the next keepalive ends the stream */
   blocked: boolean;
 }
@@ -59,8 +57,7 @@ export interface InventoryFeedOptions {
 
 /** Only proxies watch the inventory: it holds every node and every role. */
 export function assertProxy(caller: Caller): void {
-  if (caller.kind === "agent" && caller.agentId.startsWith("proxy:")) return;
-  throw new AccessDeniedError("WatchInventory serves proxies only");
+  assertProxyCaller(caller, "WatchInventory");
 }
 
 /** What a node change is judged on: everything ListNodes shows but the heartbeat time. */
@@ -75,7 +72,8 @@ interface SentNode {
 
 export class InventoryFeed {
   readonly #o: InventoryFeedOptions;
-  readonly #watchers = new Set<Watcher>();
+  // No bound per identity: only proxies are admitted.
+  readonly #watchers = new FeedStreams<Watcher>({ onEmpty: () => this.#stop() });
   readonly #keepaliveSeconds: number;
   /** Every node as last sent to the streams (what a new stream's snapshot holds). */
   #sent = new Map<string, SentNode>();
@@ -107,26 +105,16 @@ export class InventoryFeed {
   }
 
   serve(call: Stream, caller: Caller): void {
-    try {
+    const admitted = admit(call, () => {
       if (this.#closed) throw new AccessDeniedError("auth is shutting down");
       assertProxy(caller);
-    } catch (err) {
-      call.emit("error", toGrpcError(err));
-      return;
-    }
-    const w: Watcher = {
-      call,
-      blocked: false,
-      keepalive: setInterval(() => this.#keepalive(w), this.#keepaliveSeconds * 1000),
-    };
-    const drop = (): void => this.#drop(w);
-    call.once("cancelled", drop);
-    call.once("close", drop);
-    call.once("error", drop);
+    });
+    if (!admitted) return;
+    const w: Watcher = { call, who: callerLabel(caller), blocked: false };
+    this.#watchers.add(w, this.#keepaliveSeconds * 1000, (x) => this.#keepalive(x));
     call.on("drain", () => {
       w.blocked = false;
     });
-    this.#watchers.add(w);
     this.#start();
     // Streams share the state the others were sent, so a snapshot of it plus the diffs that
     // follow is the inventory; only the first stream waits for the first scan.
@@ -142,8 +130,7 @@ export class InventoryFeed {
       },
       (err: unknown) => {
         this.#o.logger.error({ err }, "inventory snapshot failed");
-        this.#drop(w);
-        w.call.emit("error", toGrpcError(err));
+        this.#watchers.fail(w, err);
       },
     );
   }
@@ -151,14 +138,7 @@ export class InventoryFeed {
   /** Ends every stream (OK status): auth is shutting down. */
   close(): void {
     this.#closed = true;
-    for (const w of [...this.#watchers]) {
-      this.#drop(w);
-      try {
-        w.call.end();
-      } catch {
-        // already ended by the client
-      }
-    }
+    this.#watchers.endAll();
     this.#stop();
   }
 
@@ -230,16 +210,15 @@ export class InventoryFeed {
     if (!this.#unsubscribe) return Promise.resolve();
     // A scan already running may have read the backend before the change: one more after it.
     const running = this.#scanning;
-    const next =
-      running === undefined
-        ? this.#scan()
-        : (this.#rescan ??= running
-            .catch(() => undefined)
-            .then(() => {
-              this.#rescan = undefined;
-              return this.#scan();
-            }));
-    return next.catch((err: unknown) => this.#o.logger.warn({ err }, "inventory node scan failed"));
+    const failed = (err: unknown): void => this.#o.logger.warn({ err }, "inventory node scan failed");
+    if (running === undefined) return this.#scan().catch(failed);
+    this.#rescan ??= running
+      .catch(() => undefined)
+      .then(() => {
+        this.#rescan = undefined;
+        return this.#scan();
+      });
+    return this.#rescan.catch(failed);
   }
 
   /**
@@ -299,8 +278,7 @@ export class InventoryFeed {
   #keepalive(w: Watcher): void {
     if (w.blocked) {
       // A proxy that cannot keep up would fall ever further behind: it reconnects and resyncs.
-      this.#drop(w);
-      w.call.emit("error", toGrpcError(new LimitExceededError("inventory stream fell behind")));
+      this.#watchers.fail(w, new LimitExceededError("inventory stream fell behind"));
       return;
     }
     // Keepalives vouch for the nodes: none once the last good scan is older than two of the
@@ -312,7 +290,7 @@ export class InventoryFeed {
   }
 
   #broadcast(event: InventoryEvent): void {
-    for (const w of this.#watchers) this.#write(w, event);
+    for (const w of this.#watchers.list()) this.#write(w, event);
   }
 
   #write(w: Watcher, event: InventoryEvent): void {
@@ -320,13 +298,7 @@ export class InventoryFeed {
       if (!w.call.write(event)) w.blocked = true;
     } catch (err) {
       this.#o.logger.debug({ err }, "an inventory stream write failed");
-      this.#drop(w);
+      this.#watchers.drop(w);
     }
-  }
-
-  #drop(w: Watcher): void {
-    clearInterval(w.keepalive);
-    if (!this.#watchers.delete(w)) return;
-    if (this.#watchers.size === 0) this.#stop();
   }
 }

@@ -12,14 +12,19 @@ import { randomBytes } from "node:crypto";
 import type { ServerWritableStream } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Backend } from "../../core/backend/backend.ts";
-import { AccessDeniedError, LimitExceededError, UnavailableError } from "../../core/errors.ts";
+import { LimitExceededError, UnavailableError } from "../../core/errors.ts";
 import type { LockRecord } from "../../core/locks/lock.ts";
 import type { ResourceSource } from "../../core/sources/source.ts";
 import type { SessionEvent } from "../../proto/generated/svc/v1/SessionEvent.ts";
 import type { WatchSessionsRequest__Output } from "../../proto/generated/svc/v1/WatchSessionsRequest.ts";
 import { type Caller, callerLabel } from "./caller.ts";
-import { toGrpcError } from "./errors.ts";
-import { MAX_STREAMS_PER_CALLER } from "./trust-feed.ts";
+import {
+  admit,
+  assertProxyCaller,
+  type FeedStream,
+  FeedStreams,
+  MAX_STREAMS_PER_CALLER,
+} from "./feed-streams.ts";
 
 export const SESSION_FEED_CHANNEL = "svc_sessions";
 export const DEFAULT_SESSION_KEEPALIVE_SECONDS = 5;
@@ -33,11 +38,7 @@ const HASH = /^[0-9a-f]{64}$/;
 type Stream = ServerWritableStream<WatchSessionsRequest__Output, SessionEvent>;
 type Change = Required<Pick<SessionEvent, "kind">> & Pick<SessionEvent, "session_hash" | "username" | "role">;
 
-interface Watcher {
-  call: Stream;
-  who: string;
-  keepalive: NodeJS.Timeout;
-}
+type Watcher = FeedStream<Stream>;
 
 export interface SessionFeedOptions {
   backend: Pick<Backend, "publish" | "subscribe">;
@@ -49,8 +50,7 @@ export interface SessionFeedOptions {
 
 /** Only proxies watch sessions; nodes, bots, users and anonymous callers are refused. */
 export function assertMayWatchSessions(caller: Caller): void {
-  if (caller.kind === "agent" && caller.agentId.startsWith("proxy:")) return;
-  throw new AccessDeniedError("WatchSessions serves proxies only");
+  assertProxyCaller(caller, "WatchSessions");
 }
 
 export class SessionFeed {
@@ -63,8 +63,10 @@ export class SessionFeed {
   #epoch = randomBytes(6).toString("hex");
   #seq = 0;
   #ring: SessionEvent[] = [];
-  readonly #watchers = new Set<Watcher>();
-  readonly #byCaller = new Map<string, Set<Watcher>>();
+  readonly #watchers = new FeedStreams<Watcher>({
+    maxPerCaller: MAX_STREAMS_PER_CALLER,
+    limitMessage: (max) => `at most ${max} session streams per identity`,
+  });
   #listening = false;
   #unsubscribe: (() => Promise<void>) | undefined;
   readonly #unfollow: Array<() => void> = [];
@@ -154,36 +156,14 @@ export class SessionFeed {
   }
 
   serve(call: Stream, caller: Caller): void {
-    try {
+    const admitted = admit(call, () => {
       assertMayWatchSessions(caller);
       if (this.#closed) throw new UnavailableError("auth is shutting down");
       if (!this.#listening) throw new UnavailableError("auth does not hear session changes right now");
-    } catch (err) {
-      call.emit("error", toGrpcError(err));
-      return;
-    }
-    const who = callerLabel(caller);
-    const mine = [...(this.#byCaller.get(who) ?? [])];
-    for (const old of mine.slice(0, Math.max(0, mine.length - MAX_STREAMS_PER_CALLER + 1))) {
-      this.#drop(old);
-      old.call.emit(
-        "error",
-        toGrpcError(new LimitExceededError(`at most ${MAX_STREAMS_PER_CALLER} session streams per identity`)),
-      );
-    }
-    const w: Watcher = {
-      call,
-      who,
-      keepalive: setInterval(() => this.#write(w, this.#keepalive()), this.#keepaliveSeconds * 1000),
-    };
-    this.#watchers.add(w);
-    const set = this.#byCaller.get(who) ?? new Set<Watcher>();
-    set.add(w);
-    this.#byCaller.set(who, set);
-    const drop = (): void => this.#drop(w);
-    call.once("cancelled", drop);
-    call.once("close", drop);
-    call.once("error", drop);
+    });
+    if (!admitted) return;
+    const w: Watcher = { call, who: callerLabel(caller) };
+    this.#watchers.add(w, this.#keepaliveSeconds * 1000, (x) => this.#write(x, this.#keepalive()));
     const replay = this.#replayFrom(call.request?.resume_from ?? "");
     if (replay === undefined) {
       this.#write(w, { kind: "reset", position: this.position, keepalive_seconds: this.#keepaliveSeconds });
@@ -198,14 +178,7 @@ export class SessionFeed {
   async close(): Promise<void> {
     this.#closed = true;
     for (const off of this.#unfollow.splice(0)) off();
-    for (const w of [...this.#watchers]) {
-      this.#drop(w);
-      try {
-        w.call.end();
-      } catch {
-        // already ended by the client
-      }
-    }
+    this.#watchers.endAll();
     const off = this.#unsubscribe;
     this.#unsubscribe = undefined;
     await off?.().catch(() => undefined);
@@ -237,9 +210,8 @@ export class SessionFeed {
     this.#epoch = randomBytes(6).toString("hex");
     this.#ring = [];
     this.#o.logger.warn("session change notifications lost; WatchSessions streams ended until they return");
-    for (const w of [...this.#watchers]) {
-      this.#drop(w);
-      w.call.emit("error", toGrpcError(new UnavailableError("auth lost the session change notifications")));
+    for (const w of this.#watchers.list()) {
+      this.#watchers.fail(w, new UnavailableError("auth lost the session change notifications"));
     }
   }
 
@@ -265,7 +237,7 @@ export class SessionFeed {
     const event: SessionEvent = { ...change, position: this.position };
     this.#ring.push(event);
     if (this.#ring.length > this.#ringSize) this.#ring.splice(0, this.#ring.length - this.#ringSize);
-    for (const w of [...this.#watchers]) this.#write(w, event);
+    for (const w of this.#watchers.list()) this.#write(w, event);
   }
 
   /** The events after `from`, or undefined when that position cannot be replayed here. */
@@ -286,23 +258,14 @@ export class SessionFeed {
   #write(w: Watcher, event: SessionEvent): void {
     if (!this.#watchers.has(w)) return;
     if (w.call.writableLength > MAX_BUFFERED_BYTES) {
-      this.#drop(w);
-      w.call.emit("error", toGrpcError(new LimitExceededError("session stream is not being read")));
+      this.#watchers.fail(w, new LimitExceededError("session stream is not being read"));
       return;
     }
     try {
       w.call.write(event);
     } catch (err) {
       this.#o.logger.debug({ err }, "a session stream write failed");
-      this.#drop(w);
+      this.#watchers.drop(w);
     }
-  }
-
-  #drop(w: Watcher): void {
-    clearInterval(w.keepalive);
-    this.#watchers.delete(w);
-    const set = this.#byCaller.get(w.who);
-    set?.delete(w);
-    if (set?.size === 0) this.#byCaller.delete(w.who);
   }
 }

@@ -7,24 +7,19 @@ import { createHash } from "node:crypto";
 import type { ServerWritableStream } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Clock } from "../../core/clock.ts";
-import { AccessDeniedError, LimitExceededError, NotAuthenticatedError } from "../../core/errors.ts";
+import { AccessDeniedError, NotAuthenticatedError } from "../../core/errors.ts";
 import { type LockRecord, lockToProto } from "../../core/locks/lock.ts";
 import type { CertAuthorityStatus } from "../../proto/generated/svc/v1/CertAuthorityStatus.ts";
 import type { PublicKeys } from "../../proto/generated/svc/v1/PublicKeys.ts";
 import type { TrustSnapshot } from "../../proto/generated/svc/v1/TrustSnapshot.ts";
 import type { WatchTrustRequest__Output } from "../../proto/generated/svc/v1/WatchTrustRequest.ts";
 import { type Caller, callerLabel } from "./caller.ts";
-import { toGrpcError } from "./errors.ts";
+import { admit, type FeedStream, FeedStreams, MAX_STREAMS_PER_CALLER } from "./feed-streams.ts";
 
 export const DEFAULT_KEEPALIVE_SECONDS = 15;
 const DEFAULT_DEBOUNCE_MS = 5;
-/**
- * Streams one identity may hold open. A node or proxy needs one (a few while reconnecting; proxy
- * replicas may share a name); without a bound one node certificate could open streams until auth
- * runs out of memory (measured: 5,000 streams of one node took ~130 MB). Past it the identity's oldest stream is ended, not the new one:
- * a watcher reconnecting after its old connection went silent is never locked out by its own ghosts.
- */
-export const MAX_STREAMS_PER_CALLER = 32;
+
+export { MAX_STREAMS_PER_CALLER };
 
 export interface TrustFeedSources {
   /** Locks in force now. */
@@ -70,12 +65,8 @@ export function assertMayWatch(caller: Caller): void {
 
 type Stream = ServerWritableStream<WatchTrustRequest__Output, TrustSnapshot>;
 
-interface Watcher {
-  call: Stream;
+interface Watcher extends FeedStream<Stream> {
   caller: Caller;
-  /** callerLabel of who opened it */
-  who: string;
-  keepalive: NodeJS.Timeout;
   /** the last digest this stream was sent */
   sent: string;
   /** write() said the buffer is full: wait for drain, then send the newest snapshot */
@@ -99,9 +90,11 @@ export interface TrustFeedOptions {
 
 export class TrustFeed {
   readonly #o: TrustFeedOptions;
-  readonly #watchers = new Set<Watcher>();
-  /** the same watchers by callerLabel, in the order they were opened */
-  readonly #byCaller = new Map<string, Set<Watcher>>();
+  readonly #watchers = new FeedStreams<Watcher>({
+    maxPerCaller: MAX_STREAMS_PER_CALLER,
+    limitMessage: (max) => `at most ${max} trust streams per identity: oldest ended`,
+    onEmpty: () => this.#idle(),
+  });
   readonly #keepaliveSeconds: number;
   #current: TrustSnapshot | undefined;
   #building: { gen: number; snap: Promise<TrustSnapshot> } | undefined;
@@ -139,43 +132,14 @@ export class TrustFeed {
 
   /** Serves one WatchTrust stream until the client goes away or the feed closes. */
   serve(call: Stream, caller: Caller): void {
-    try {
+    const admitted = admit(call, () => {
       if (this.#closed) throw new AccessDeniedError("auth is shutting down");
       assertMayWatch(caller);
-    } catch (err) {
-      call.emit("error", toGrpcError(err));
-      return;
-    }
-    const who = callerLabel(caller);
-    const mine = [...(this.#byCaller.get(who) ?? [])]; // oldest first
-    for (const old of mine.slice(0, Math.max(0, mine.length - MAX_STREAMS_PER_CALLER + 1))) {
-      this.#drop(old);
-      old.call.emit(
-        "error",
-        toGrpcError(
-          new LimitExceededError(
-            `at most ${MAX_STREAMS_PER_CALLER} trust streams per identity: oldest ended`,
-          ),
-        ),
-      );
-    }
+    });
+    if (!admitted) return;
     this.#subscribe();
-    const w: Watcher = {
-      call,
-      caller,
-      who,
-      sent: "",
-      blocked: false,
-      keepalive: setInterval(() => void this.#keepalive(w), this.#keepaliveSeconds * 1000),
-    };
-    this.#watchers.add(w);
-    const set = this.#byCaller.get(who) ?? new Set<Watcher>();
-    set.add(w);
-    this.#byCaller.set(who, set);
-    const drop = (): void => this.#drop(w);
-    call.once("cancelled", drop);
-    call.once("close", drop);
-    call.once("error", drop);
+    const w: Watcher = { call, caller, who: callerLabel(caller), sent: "", blocked: false };
+    this.#watchers.add(w, this.#keepaliveSeconds * 1000, (x) => void this.#keepalive(x));
     call.on("drain", () => {
       w.blocked = false;
       void this.#send(w, false);
@@ -189,14 +153,7 @@ export class TrustFeed {
     if (this.#debounce) clearTimeout(this.#debounce);
     this.#unsubscribe?.();
     this.#unsubscribe = undefined;
-    for (const w of [...this.#watchers]) {
-      this.#drop(w);
-      try {
-        w.call.end();
-      } catch {
-        // already ended by the client
-      }
-    }
+    this.#watchers.endAll();
   }
 
   #subscribe(): void {
@@ -216,7 +173,7 @@ export class TrustFeed {
   }
 
   async #broadcast(): Promise<void> {
-    for (const w of [...this.#watchers]) await this.#send(w, false);
+    for (const w of this.#watchers.list()) await this.#send(w, false);
   }
 
   async #keepalive(w: Watcher): Promise<void> {
@@ -229,10 +186,9 @@ export class TrustFeed {
       });
       if (!ok) {
         if (!this.#watchers.has(w)) return;
-        this.#drop(w);
-        w.call.emit(
-          "error",
-          toGrpcError(new NotAuthenticatedError("the credential that opened this stream is no longer valid")),
+        this.#watchers.fail(
+          w,
+          new NotAuthenticatedError("the credential that opened this stream is no longer valid"),
         );
         return;
       }
@@ -258,17 +214,13 @@ export class TrustFeed {
       if (!w.call.write(out)) w.blocked = true;
     } catch (err) {
       this.#o.logger.debug({ err }, "a trust stream write failed");
-      this.#drop(w);
+      this.#watchers.drop(w);
     }
   }
 
-  #drop(w: Watcher): void {
-    clearInterval(w.keepalive);
-    this.#watchers.delete(w);
-    const set = this.#byCaller.get(w.who);
-    set?.delete(w);
-    if (set?.size === 0) this.#byCaller.delete(w.who);
-    if (this.#watchers.size === 0 && this.#unsubscribe) {
+  /** The last stream went away. */
+  #idle(): void {
+    if (this.#unsubscribe) {
       this.#unsubscribe();
       this.#unsubscribe = undefined;
       // Nobody listens for changes now: the next watcher must not get a stale cached snapshot.
