@@ -6,7 +6,7 @@
 // differ from the session's, a lock, an unknown lock state) goes to auth as before, and so does
 // every request while the stream is down, not yet synced, or silent past three keepalives.
 import { createHash } from "node:crypto";
-import type { ClientReadableStream, Metadata, ServiceError } from "@grpc/grpc-js";
+import type { Metadata } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
@@ -16,7 +16,8 @@ import { type AccessChecker, accessForUser } from "../../core/rbac/index.ts";
 import { API_VERSION, parseResource, type Role, type User } from "../../core/resources/index.ts";
 import type { InventoryEvent__Output } from "../../proto/generated/svc/v1/InventoryEvent.ts";
 import type { Node, Node__Output } from "../../proto/generated/svc/v1/Node.ts";
-import { type AuthServiceClient, fromGrpcError } from "../auth/client.ts";
+import type { AuthServiceClient } from "../auth/client.ts";
+import { type Backoff, FeedSubscription } from "../auth/feed-subscription.ts";
 import { authorizeNodeLogin } from "../auth/node-login.ts";
 import { queryNodes } from "../auth/node-query.ts";
 import type { NodeRecord } from "../auth/nodes.ts";
@@ -48,7 +49,7 @@ export interface InventoryCacheOptions {
    */
   locks?: () => readonly LockRecord[] | undefined;
   /** reconnect backoff: first delay and cap (ms); defaults 250 ms and 5 s */
-  backoff?: { initialMs: number; maxMs: number };
+  backoff?: Backoff;
 }
 
 type Subject = Pick<SessionInfo, "username" | "roles" | "scope" | "mfaVerified">;
@@ -141,16 +142,10 @@ export class InventoryCache {
   /** AccessChecker per User object while the same Role objects resolve (as auth's checkerFor). */
   #checkers = new WeakMap<User, { roles: (Role | undefined)[]; checker: AccessChecker }>();
   readonly #sessions = new Map<string, { info: Subject; at: number }>();
-  #call: ClientReadableStream<InventoryEvent__Output> | undefined;
   #synced = false;
   #lastMessageAt = 0;
-  /** When the current call was opened: one silent since then (no snapshot yet) is dead too. */
-  #openedAt = 0;
   #keepaliveMs = DEFAULT_KEEPALIVE_SECONDS * 1000;
-  #stopped = true;
-  #attempt = 0;
-  #retry: NodeJS.Timeout | undefined;
-  #watchdog: NodeJS.Timeout | undefined;
+  readonly #stream: FeedSubscription<InventoryEvent__Output>;
   /** Answers given from the copy and answers left to auth (tests, diagnostics). */
   readonly served = { cache: 0, auth: 0 };
   /** Node entries received in "node" events (each heartbeat that changed something shown). */
@@ -158,20 +153,42 @@ export class InventoryCache {
 
   constructor(o: InventoryCacheOptions) {
     this.#o = o;
+    this.#stream = new FeedSubscription({
+      what: "inventory stream",
+      open: () => {
+        const c = this.#o.connection();
+        return c.client.WatchInventory({}, c.metadata());
+      },
+      message: (e) => this.#apply(e),
+      down: (err) => {
+        if (this.#synced)
+          this.#o.logger.warn({ err: err.message }, "inventory stream down: asking auth meanwhile");
+        this.#synced = false;
+      },
+      backoff: o.backoff ?? { initialMs: 250, maxMs: 5_000 },
+      logger: o.logger,
+      now: () => this.#o.clock.now().getTime(),
+      // A stream silent past STALE_KEEPALIVES keepalives (or its snapshot) is treated as dead and
+      // opened again: synced and gone quiet, or never synced at all (a half-open connection during
+      // the connect); either way the copy would never answer again without a new stream.
+      watchdog: {
+        periodMs: () => this.#keepaliveMs,
+        check: () => {
+          const silentMs =
+            this.#o.clock.now().getTime() - Math.max(this.#lastMessageAt, this.#stream.openedAt);
+          const dead = this.#synced ? !this.fresh() : silentMs > STALE_KEEPALIVES * this.#keepaliveMs;
+          return this.#stream.open && dead ? new Error("inventory stream silent") : undefined;
+        },
+      },
+    });
   }
 
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#open();
-    this.#armWatchdog();
+    this.#stream.start();
   }
 
   close(): void {
-    this.#stopped = true;
-    clearTimeout(this.#retry);
-    clearTimeout(this.#watchdog);
-    this.#drop();
+    this.#stream.stop();
     this.#synced = false;
   }
 
@@ -379,29 +396,6 @@ export class InventoryCache {
 
   // ---- the stream ---------------------------------------------------------------------------
 
-  #open(): void {
-    if (this.#stopped) return;
-    let call: ClientReadableStream<InventoryEvent__Output>;
-    try {
-      const c = this.#o.connection();
-      call = c.client.WatchInventory({}, c.metadata());
-    } catch (err) {
-      this.#lost(err instanceof Error ? err : new Error(String(err)));
-      return;
-    }
-    this.#call = call;
-    this.#openedAt = this.#o.clock.now().getTime();
-    call.on("data", (e: InventoryEvent__Output) => {
-      if (this.#call === call) this.#apply(e);
-    });
-    call.on("error", (err: ServiceError) => {
-      if (this.#call === call) this.#lost(fromGrpcError(err));
-    });
-    call.on("end", () => {
-      if (this.#call === call) this.#lost(new Error("auth ended the inventory stream"));
-    });
-  }
-
   #apply(e: InventoryEvent__Output): void {
     // Events before the first snapshot of this stream are already in it.
     if (!this.#synced && e.kind !== "snapshot") return;
@@ -414,7 +408,7 @@ export class InventoryCache {
           this.#nodeList = undefined;
           if (!this.#synced) this.#o.logger.info({ nodes: this.#nodes.size }, "inventory synced");
           this.#synced = true;
-          this.#attempt = 0;
+          this.#stream.healthy();
           break;
         case "roles":
           this.#setRoles(e);
@@ -437,7 +431,7 @@ export class InventoryCache {
         { err: err instanceof Error ? err.message : String(err) },
         "inventory event refused",
       );
-      this.#lost(new Error("inventory event refused"));
+      this.#stream.lost(new Error("inventory event refused"));
       return;
     }
     if (e.kind !== "keepalive") this.#version++;
@@ -459,51 +453,6 @@ export class InventoryCache {
     this.#roles = roles;
     this.#users = users;
     this.#checkers = new WeakMap();
-  }
-
-  #drop(): void {
-    const call = this.#call;
-    this.#call = undefined;
-    if (call) {
-      call.removeAllListeners("data");
-      // cancel() reports CANCELLED through 'error': swallow it, the stream is ours to end.
-      call.on("error", () => undefined);
-      call.cancel();
-    }
-  }
-
-  #lost(err: Error): void {
-    this.#drop();
-    if (this.#synced)
-      this.#o.logger.warn({ err: err.message }, "inventory stream down: asking auth meanwhile");
-    this.#synced = false;
-    if (this.#stopped) return;
-    // Capped exponential backoff, a random point in the upper half (replicas do not reconnect in step).
-    const { initialMs, maxMs } = this.#o.backoff ?? { initialMs: 250, maxMs: 5_000 };
-    const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(this.#attempt, 20));
-    this.#attempt++;
-    const delayMs = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
-    clearTimeout(this.#retry);
-    this.#retry = setTimeout(() => {
-      this.#retry = undefined;
-      this.#open();
-    }, delayMs);
-    this.#retry.unref();
-  }
-
-  /** A stream silent past STALE_KEEPALIVES keepalives (or its snapshot) is treated as dead and opened again. */
-  #armWatchdog(): void {
-    clearTimeout(this.#watchdog);
-    if (this.#stopped) return;
-    this.#watchdog = setTimeout(() => {
-      // Synced and gone quiet, or never synced at all (a half-open connection during the
-      // connect): either way the copy would never answer again without a new stream.
-      const silentMs = this.#o.clock.now().getTime() - Math.max(this.#lastMessageAt, this.#openedAt);
-      const dead = this.#synced ? !this.fresh() : silentMs > STALE_KEEPALIVES * this.#keepaliveMs;
-      if (this.#call && dead) this.#lost(new Error("inventory stream silent"));
-      this.#armWatchdog();
-    }, this.#keepaliveMs);
-    this.#watchdog.unref();
   }
 }
 

@@ -7,13 +7,14 @@
 // use is checked with auth by RPC, and auth being unreachable is a 503, never a cached answer.
 // A logout through this proxy marks its entry revoked before auth is even asked.
 import { createHash } from "node:crypto";
-import type { ClientReadableStream, Metadata, ServiceError } from "@grpc/grpc-js";
+import type { Metadata, ServiceError } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
 import { NotAuthenticatedError, UnavailableError } from "../../core/errors.ts";
 import type { AuthServiceClient } from "../../proto/generated/svc/v1/AuthService.ts";
 import type { SessionEvent__Output } from "../../proto/generated/svc/v1/SessionEvent.ts";
+import { type Backoff, FeedSubscription } from "../auth/feed-subscription.ts";
 import type { AuthApi, SessionInfo } from "./auth-client.ts";
 
 /** Sessions remembered (least recently used forgotten first). */
@@ -40,7 +41,7 @@ export interface SessionCacheOptions {
   metrics?: Registry;
   maxSessions?: number;
   /** reconnect backoff: first delay and cap (ms); defaults 100 ms and 5 s */
-  backoff?: { initialMs: number; maxMs: number };
+  backoff?: Backoff;
 }
 
 interface Entry {
@@ -69,22 +70,17 @@ export class SessionCache {
   #state: StreamState = "stopped";
   #position = "";
   #keepaliveSeconds = DEFAULT_KEEPALIVE_SECONDS;
-  #call: ClientReadableStream<SessionEvent__Output> | undefined;
-  #attempt = 0;
-  #retry: NodeJS.Timeout | undefined;
-  #watchdog: NodeJS.Timeout | undefined;
   #lastEvent = 0;
-  /** When the current call was opened: a call silent since then counts as silent too. */
-  #openedAt = 0;
+  readonly #stream: FeedSubscription<SessionEvent__Output>;
   readonly #hits?: Counter;
   readonly #misses?: Counter;
   readonly #events?: Counter<"kind">;
-  readonly #reconnects?: Counter;
 
   constructor(o: SessionCacheOptions) {
     this.#o = o;
     this.#max = Math.max(1, o.maxSessions ?? DEFAULT_MAX_SESSIONS);
     const registry = o.metrics;
+    let reconnects: Counter | undefined;
     if (registry) {
       const self = this;
       this.#hits = new Counter({
@@ -103,7 +99,7 @@ export class SessionCache {
         labelNames: ["kind"],
         registers: [registry],
       });
-      this.#reconnects = new Counter({
+      reconnects = new Counter({
         name: "svc_proxy_session_stream_reconnects_total",
         help: "WatchSessions streams that ended or failed and were opened again",
         registers: [registry],
@@ -125,6 +121,30 @@ export class SessionCache {
         },
       });
     }
+    this.#stream = new FeedSubscription({
+      what: "session stream",
+      open: () => {
+        const c = this.#o.connection();
+        return c.client.WatchSessions({ resume_from: this.#position }, c.metadata());
+      },
+      message: (e) => this.#receive(e),
+      down: (err) => this.#down(err),
+      error: (err: ServiceError) => new Error(err.details || err.message),
+      backoff: o.backoff ?? { initialMs: 100, maxMs: 5_000 },
+      logger: o.logger,
+      reconnects,
+      watchdog: {
+        periodMs: () => this.#keepaliveSeconds * 1000,
+        // Live or still waiting for its first event: a half-open connection says nothing either
+        // way, and a stream that never goes live would leave every session to RPCs for good.
+        check: (every) => {
+          const quietSince = Math.max(this.#lastEvent, this.#stream.openedAt);
+          return this.#stream.open && Date.now() - quietSince > SILENT_KEEPALIVES * every
+            ? new Error("session stream silent past its keepalive")
+            : undefined;
+        },
+      },
+    });
   }
 
   get live(): boolean {
@@ -147,15 +167,12 @@ export class SessionCache {
   start(): void {
     if (this.#state !== "stopped") return;
     this.#state = "connecting";
-    this.#open();
-    this.#armWatchdog();
+    this.#stream.start();
   }
 
   async close(): Promise<void> {
     this.#state = "stopped";
-    clearTimeout(this.#retry);
-    clearTimeout(this.#watchdog);
-    this.#drop();
+    this.#stream.stop();
     this.#entries.clear();
   }
 
@@ -233,29 +250,6 @@ export class SessionCache {
 
   // ---- the stream ----------------------------------------------------------------------------
 
-  #open(): void {
-    if (this.#state === "stopped") return;
-    let call: ClientReadableStream<SessionEvent__Output>;
-    try {
-      const c = this.#o.connection();
-      call = c.client.WatchSessions({ resume_from: this.#position }, c.metadata());
-    } catch (err) {
-      this.#lost(err instanceof Error ? err : new Error(String(err)));
-      return;
-    }
-    this.#call = call;
-    this.#openedAt = Date.now();
-    call.on("data", (e: SessionEvent__Output) => {
-      if (this.#call === call) this.#receive(e);
-    });
-    call.on("error", (err: ServiceError) => {
-      if (this.#call === call) this.#lost(new Error(err.details || err.message));
-    });
-    call.on("end", () => {
-      if (this.#call === call) this.#lost(new Error("auth ended the session stream"));
-    });
-  }
-
   #receive(e: SessionEvent__Output): void {
     this.#lastEvent = Date.now();
     this.#events?.inc({ kind: e.kind || "unknown" });
@@ -287,57 +281,19 @@ export class SessionCache {
   #goLive(): void {
     if (this.#state === "live" || this.#state === "stopped") return;
     this.#state = "live";
-    this.#attempt = 0;
+    this.#stream.healthy();
     this.#o.logger.info(
       { sessions: this.#entries.size },
       "session stream live: sessions answered from the cache",
     );
   }
 
-  #drop(): void {
-    const call = this.#call;
-    this.#call = undefined;
-    if (call) {
-      call.removeAllListeners("data");
-      call.on("error", () => undefined);
-      call.cancel();
-    }
-  }
-
-  #lost(err: Error): void {
-    this.#drop();
+  #down(err: Error): void {
     if (this.#state === "stopped") return;
     if (this.#state === "live") {
       this.#o.logger.warn({ err: err.message }, "session stream down: every session is checked with auth");
     }
     this.#state = "down";
     this.#gen++;
-    this.#reconnects?.inc();
-    const { initialMs, maxMs } = this.#o.backoff ?? { initialMs: 100, maxMs: 5_000 };
-    const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(this.#attempt, 20));
-    this.#attempt++;
-    const delayMs = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
-    clearTimeout(this.#retry);
-    this.#retry = setTimeout(() => {
-      this.#retry = undefined;
-      this.#open();
-    }, delayMs);
-    this.#retry.unref();
-  }
-
-  #armWatchdog(): void {
-    clearTimeout(this.#watchdog);
-    if (this.#state === "stopped") return;
-    const every = this.#keepaliveSeconds * 1000;
-    this.#watchdog = setTimeout(() => {
-      // Live or still waiting for its first event: a half-open connection says nothing either
-      // way, and a stream that never goes live would leave every session to RPCs for good.
-      const quietSince = Math.max(this.#lastEvent, this.#openedAt);
-      if (this.#call !== undefined && Date.now() - quietSince > SILENT_KEEPALIVES * every) {
-        this.#lost(new Error("session stream silent past its keepalive"));
-      }
-      this.#armWatchdog();
-    }, every);
-    this.#watchdog.unref();
   }
 }

@@ -5,7 +5,7 @@
 // metrics). The client and its metadata are getters: a renewed identity swaps them between
 // reconnects.
 import { EventEmitter } from "node:events";
-import type { ClientReadableStream, Metadata, ServiceError } from "@grpc/grpc-js";
+import type { Metadata } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
@@ -13,7 +13,8 @@ import { type LockRecord, lockFromProto } from "../../core/locks/lock.ts";
 import type { CertAuthorityStatus__Output } from "../../proto/generated/svc/v1/CertAuthorityStatus.ts";
 import type { PublicKeys__Output } from "../../proto/generated/svc/v1/PublicKeys.ts";
 import type { TrustSnapshot__Output } from "../../proto/generated/svc/v1/TrustSnapshot.ts";
-import { type AuthServiceClient, fromGrpcError } from "../auth/client.ts";
+import type { AuthServiceClient } from "../auth/client.ts";
+import { type Backoff, FeedSubscription } from "../auth/feed-subscription.ts";
 
 /** A snapshot as enforcement points read it (locks parsed, times as Dates). */
 export interface TrustSnapshotView {
@@ -36,7 +37,7 @@ export interface TrustWatcherOptions {
   /** metric name prefix: svc_<component>_trust_...; default "agent" */
   component?: string;
   /** reconnect backoff: first delay and cap (ms); defaults 250 ms and 15 s (a keepalive) */
-  backoff?: { initialMs: number; maxMs: number };
+  backoff?: Backoff;
 }
 
 const DEFAULT_KEEPALIVE_SECONDS = 15;
@@ -77,20 +78,16 @@ export class TrustWatcher extends EventEmitter<TrustWatcherEvents> {
   #current: TrustSnapshotView | undefined;
   /** arrival of the last snapshot, digest changed or not (the age counts from it) */
   #lastArrival: Date | undefined;
-  #call: ClientReadableStream<TrustSnapshot__Output> | undefined;
   #connected = false;
-  #stopped = true;
-  #attempt = 0;
-  #retry: NodeJS.Timeout | undefined;
-  #watchdog: NodeJS.Timeout | undefined;
   #warnedStale = false;
-  readonly #reconnects?: Counter;
   readonly #received?: Counter;
+  readonly #stream: FeedSubscription<TrustSnapshot__Output>;
 
   constructor(o: TrustWatcherOptions) {
     super();
     this.#o = o;
     const registry = o.metrics;
+    let reconnects: Counter | undefined;
     if (registry) {
       const prefix = `svc_${o.component ?? "agent"}_trust`;
       const self = this;
@@ -118,7 +115,7 @@ export class TrustWatcher extends EventEmitter<TrustWatcherEvents> {
           this.set(self.current()?.locks.length ?? 0);
         },
       });
-      this.#reconnects = new Counter({
+      reconnects = new Counter({
         name: `${prefix}_stream_reconnects_total`,
         help: "WatchTrust streams that ended or failed and were opened again",
         registers: [registry],
@@ -129,20 +126,28 @@ export class TrustWatcher extends EventEmitter<TrustWatcherEvents> {
         registers: [registry],
       });
     }
+    this.#stream = new FeedSubscription({
+      what: "trust stream",
+      open: () => this.#o.client().WatchTrust({}, this.#o.metadata()),
+      message: (s) => this.#receive(s),
+      down: (err) => {
+        const was = this.#connected;
+        this.#connected = false;
+        if (was) this.emit("disconnected", err);
+      },
+      backoff: o.backoff ?? { initialMs: 250, maxMs: 15_000 },
+      logger: o.logger,
+      reconnects,
+      watchdog: { periodMs: () => this.#keepaliveMs(), check: () => this.#checkStale() },
+    });
   }
 
   start(): void {
-    if (!this.#stopped) return;
-    this.#stopped = false;
-    this.#open();
-    this.#armWatchdog();
+    this.#stream.start();
   }
 
   async close(): Promise<void> {
-    this.#stopped = true;
-    clearTimeout(this.#retry);
-    clearTimeout(this.#watchdog);
-    this.#drop();
+    this.#stream.stop();
   }
 
   /**
@@ -150,11 +155,7 @@ export class TrustWatcher extends EventEmitter<TrustWatcherEvents> {
    * the end of the backoff (a node whose own lock was lifted is let back in at its next heartbeat).
    */
   reconnectNow(): void {
-    if (this.#stopped || this.#call || this.#retry === undefined) return;
-    clearTimeout(this.#retry);
-    this.#retry = undefined;
-    this.#attempt = 0;
-    this.#open();
+    this.#stream.reconnectNow();
   }
 
   current(): TrustSnapshotView | undefined {
@@ -174,30 +175,6 @@ export class TrustWatcher extends EventEmitter<TrustWatcherEvents> {
     return (this.#current?.keepaliveSeconds ?? DEFAULT_KEEPALIVE_SECONDS) * 1000;
   }
 
-  #open(): void {
-    if (this.#stopped) return;
-    let call: ClientReadableStream<TrustSnapshot__Output>;
-    try {
-      call = this.#o.client().WatchTrust({}, this.#o.metadata());
-    } catch (err) {
-      this.#lost(err instanceof Error ? err : new Error(String(err)));
-      return;
-    }
-    this.#call = call;
-    call.on("data", (s: TrustSnapshot__Output) => {
-      if (this.#call !== call) return;
-      this.#receive(s);
-    });
-    call.on("error", (err: ServiceError) => {
-      if (this.#call !== call) return;
-      this.#lost(fromGrpcError(err));
-    });
-    call.on("end", () => {
-      if (this.#call !== call) return;
-      this.#lost(new Error("auth ended the trust stream"));
-    });
-  }
-
   #receive(s: TrustSnapshot__Output): void {
     const now = this.#o.clock.now();
     let view: TrustSnapshotView;
@@ -213,7 +190,7 @@ export class TrustWatcher extends EventEmitter<TrustWatcherEvents> {
     }
     this.#lastArrival = now;
     this.#received?.inc();
-    this.#attempt = 0;
+    this.#stream.healthy();
     if (this.#warnedStale) {
       this.#warnedStale = false;
       this.#o.logger.info({ locks: view.locks.length }, "trust snapshot fresh again");
@@ -227,61 +204,23 @@ export class TrustWatcher extends EventEmitter<TrustWatcherEvents> {
     if (changed) this.emit("snapshot", view);
   }
 
-  #drop(): void {
-    const call = this.#call;
-    this.#call = undefined;
-    if (call) {
-      call.removeAllListeners("data");
-      // cancel() reports CANCELLED through 'error': swallow it, the stream is ours to end.
-      call.on("error", () => undefined);
-      call.cancel();
-    }
-  }
-
-  #lost(err: Error): void {
-    this.#drop();
-    const was = this.#connected;
-    this.#connected = false;
-    if (was) this.emit("disconnected", err);
-    if (this.#stopped) return;
-    this.#reconnects?.inc();
-    // Capped exponential backoff, each wait a random point in the upper half: a fleet that lost
-    // auth together does not come back in lockstep.
-    const { initialMs, maxMs } = this.#o.backoff ?? { initialMs: 250, maxMs: 15_000 };
-    const ceiling = Math.min(maxMs, initialMs * 2 ** Math.min(this.#attempt, 20));
-    this.#attempt++;
-    const delayMs = Math.round(ceiling / 2 + Math.random() * (ceiling / 2));
-    this.#o.logger.debug({ err: err.message, delayMs }, "trust stream down; reconnecting");
-    clearTimeout(this.#retry);
-    this.#retry = setTimeout(() => {
-      this.#retry = undefined;
-      this.#open();
-    }, delayMs);
-    this.#retry.unref();
-  }
-
   /**
    * Once a keepalive: warns when the snapshot is older than STALE_KEEPALIVES keepalives, and
    * treats a stream that stayed silent that long as dead (a half-open connection reports nothing).
    */
-  #armWatchdog(): void {
-    clearTimeout(this.#watchdog);
-    if (this.#stopped) return;
-    this.#watchdog = setTimeout(() => {
-      const age = this.ageSeconds();
-      const limit = (STALE_KEEPALIVES * this.#keepaliveMs()) / 1000;
-      if (age !== undefined && age > limit) {
-        if (!this.#warnedStale) {
-          this.#warnedStale = true;
-          this.#o.logger.warn(
-            { ageSeconds: Math.round(age), locks: this.#current?.locks.length ?? 0 },
-            "trust snapshot is stale: auth is unreachable; the last known locks stay in force",
-          );
-        }
-        if (this.#call && this.#connected) this.#lost(new Error("trust stream silent past its keepalive"));
-      }
-      this.#armWatchdog();
-    }, this.#keepaliveMs());
-    this.#watchdog.unref();
+  #checkStale(): Error | undefined {
+    const age = this.ageSeconds();
+    const limit = (STALE_KEEPALIVES * this.#keepaliveMs()) / 1000;
+    if (age === undefined || age <= limit) return undefined;
+    if (!this.#warnedStale) {
+      this.#warnedStale = true;
+      this.#o.logger.warn(
+        { ageSeconds: Math.round(age), locks: this.#current?.locks.length ?? 0 },
+        "trust snapshot is stale: auth is unreachable; the last known locks stay in force",
+      );
+    }
+    return this.#stream.open && this.#connected
+      ? new Error("trust stream silent past its keepalive")
+      : undefined;
   }
 }
