@@ -4,15 +4,12 @@
 // HTTPS certificate and config as the fixture's proxy.
 import { pino } from "pino";
 import { systemClock } from "../core/clock.ts";
-import type { ResourceSource } from "../core/sources/source.ts";
-import { agentMetadata, createAuthClient } from "../server/auth/client.ts";
-import type { ProxyConfig } from "../server/proxy/config.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
 import { type InventoryCache, startInventoryCache } from "../server/proxy/inventory-cache.ts";
 import { startProxyServer } from "../server/proxy/server.ts";
 import { SessionCache } from "../server/proxy/session-cache.ts";
-import { proxyCallerId } from "../server/proxy/tunnel/registration.ts";
 import { TrustWatcher } from "../server/trust/watcher.ts";
+import { type BenchProxyOptions, connectToAuth, waitUntil } from "./proxy-to-auth.ts";
 
 export interface InventoryProxy {
   url: string;
@@ -20,18 +17,9 @@ export interface InventoryProxy {
   close(): Promise<void>;
 }
 
-export async function startInventoryProxy(o: {
-  authAddress: string;
-  hostCaPem: string;
-  proxyClient: { certPem: string; keyPem: string };
-  proxyServer: { certPem: string; keyPem: string };
-  config: ProxyConfig;
-  resources: Pick<ResourceSource, "list">;
-}): Promise<InventoryProxy> {
+export async function startInventoryProxy(o: BenchProxyOptions): Promise<InventoryProxy> {
   const logger = pino({ level: "silent" });
-  const grpc = { address: o.authAddress, caPems: [o.hostCaPem], ...o.proxyClient };
-  const client = createAuthClient(grpc);
-  const connection = { client, metadata: () => agentMetadata(proxyCallerId(o.proxyClient.certPem)) };
+  const { grpc, client, connection } = connectToAuth(o);
   const trust = new TrustWatcher({
     client: () => client,
     metadata: connection.metadata,
@@ -51,11 +39,10 @@ export async function startInventoryProxy(o: {
     ready: () => true,
     resources: o.resources,
   });
-  const deadline = Date.now() + 30_000;
-  while (!(cache.fresh() && trust.connected() && sessions.live)) {
-    if (Date.now() > deadline) throw new Error("the inventory copy did not sync");
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitUntil(
+    () => cache.fresh() && trust.connected() && sessions.live,
+    "the inventory copy did not sync",
+  );
   return {
     url: proxy.url,
     cache,

@@ -4,13 +4,10 @@
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { systemClock } from "../core/clock.ts";
-import type { ResourceSource } from "../core/sources/source.ts";
-import { agentMetadata, createAuthClient } from "../server/auth/client.ts";
-import type { ProxyConfig } from "../server/proxy/config.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
 import { startProxyServer } from "../server/proxy/server.ts";
 import { SessionCache } from "../server/proxy/session-cache.ts";
-import { proxyCallerId } from "../server/proxy/tunnel/registration.ts";
+import { type BenchProxyOptions, connectToAuth, waitUntil } from "./proxy-to-auth.ts";
 
 export interface SessionCacheProxy {
   url: string;
@@ -20,21 +17,12 @@ export interface SessionCacheProxy {
   close(): Promise<void>;
 }
 
-export async function startSessionCacheProxy(o: {
-  authAddress: string;
-  hostCaPem: string;
-  proxyClient: { certPem: string; keyPem: string };
-  proxyServer: { certPem: string; keyPem: string };
-  config: ProxyConfig;
-  resources: Pick<ResourceSource, "list">;
-}): Promise<SessionCacheProxy> {
+export async function startSessionCacheProxy(o: BenchProxyOptions): Promise<SessionCacheProxy> {
   const logger = pino({ level: "silent" });
-  const grpc = { address: o.authAddress, caPems: [o.hostCaPem], ...o.proxyClient };
-  const client = createAuthClient(grpc);
-  const callerId = proxyCallerId(o.proxyClient.certPem);
+  const { grpc, client, connection } = connectToAuth(o);
   const registry = new Registry();
   const cache = new SessionCache({
-    connection: () => ({ client, metadata: () => agentMetadata(callerId) }),
+    connection: () => connection,
     clock: systemClock,
     logger,
     metrics: registry,
@@ -49,11 +37,7 @@ export async function startSessionCacheProxy(o: {
     ready: () => true,
     resources: o.resources,
   });
-  const deadline = Date.now() + 30_000;
-  while (!cache.live) {
-    if (Date.now() > deadline) throw new Error("the session stream did not go live");
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await waitUntil(() => cache.live, "the session stream did not go live");
   const total = async (name: string) =>
     ((await registry.getSingleMetric(name)?.get())?.values ?? []).reduce((n, v) => n + v.value, 0);
   return {
