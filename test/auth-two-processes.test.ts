@@ -2,54 +2,28 @@
 // shared files CA folder, each with its own gRPC listener. A session created by a login on one is
 // valid on the other; a logout on the second is effective on the first. Real processes (bin/svcd),
 // a real PostgreSQL, real gRPC clients over TLS 1.3.
-import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { openBackend } from "../core/backend/index.ts";
-import { CertificateAuthorities } from "../core/ca/authorities.ts";
-import { FileCaKeyStore } from "../core/ca/key-store.ts";
-import { systemClock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
 import { type AuthServiceClient, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
-import { setPassword } from "../server/auth/passwords.ts";
 import { freePort } from "./harness/ports.ts";
 import { dropSchema, testPostgresUrl, uniqueSchemaName } from "./harness/postgres.ts";
+import { type SvcdProcess, sharedClusterCas, spawnSvcd, svcdReady } from "./harness/svcd.ts";
 
-const root = join(import.meta.dirname, "..");
 const CLUSTER = "two-auth";
 const PASSWORD = "two processes, one database";
-
-interface AuthProcess {
-  child: ChildProcess;
-  exited: Promise<number | null>;
-  port: number;
-  diagPort: number;
-  log: string;
-}
-
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-async function until(what: string, probe: () => Promise<boolean>, ms = 90_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await probe().catch(() => false)) return;
-    await sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 describe("two svcd auth processes on one PostgreSQL", () => {
   const pgUrl = testPostgresUrl();
   const schema = uniqueSchemaName("auth_two_proc");
   let dir = "";
-  const procs: AuthProcess[] = [];
+  const procs: SvcdProcess[] = [];
   const clients: AuthServiceClient[] = [];
 
-  const start = async (name: string): Promise<AuthProcess> => {
+  const start = async (name: string): Promise<SvcdProcess> => {
     const port = await freePort();
     const diagPort = await freePort();
     const config = join(dir, `${name}.yaml`);
@@ -71,27 +45,17 @@ describe("two svcd auth processes on one PostgreSQL", () => {
         ca_store: { type: "files", path: join(dir, "ca") },
       }),
     );
-    const log = join(dir, `${name}.log`);
-    const fd = openSync(log, "a");
-    const child = spawn(join(root, "bin", "svcd"), ["auth", "--config", config], {
-      stdio: ["ignore", fd, fd],
-      env: { ...process.env, SVC_TWO_AUTH_PG_URL: pgUrl },
+    const p = spawnSvcd({
+      dir,
+      name,
+      role: "auth",
+      config,
+      port,
+      diagPort,
+      env: { SVC_TWO_AUTH_PG_URL: pgUrl },
     });
-    closeSync(fd);
-    const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-    const p = { child, exited, port, diagPort, log };
     procs.push(p);
     return p;
-  };
-
-  const ready = async (p: AuthProcess): Promise<void> => {
-    await until(`auth on ${p.port} ready`, async () => {
-      if (p.child.exitCode !== null) {
-        throw new Error(`auth exited ${p.child.exitCode}:\n${readFileSync(p.log, "utf8").slice(-3000)}`);
-      }
-      const r = await fetch(`http://127.0.0.1:${p.diagPort}/readyz`, { signal: AbortSignal.timeout(5_000) });
-      return r.status === 200;
-    });
   };
 
   let first: AuthServiceClient;
@@ -112,22 +76,16 @@ describe("two svcd auth processes on one PostgreSQL", () => {
     // Both at once: they race to create the CAs in the shared folder (one wins, the other loads).
     const a = await start("auth-a");
     const b = await start("auth-b");
-    await Promise.all([ready(a), ready(b)]);
-    const cas = await CertificateAuthorities.loadOrCreate(new FileCaKeyStore(join(dir, "ca")), {
-      clusterName: CLUSTER,
-      trustDomain: CLUSTER,
-      clock: systemClock,
+    await Promise.all([svcdReady(a), svcdReady(b)]);
+    const cas = await sharedClusterCas({
+      caDir: join(dir, "ca"),
+      cluster: CLUSTER,
+      pgUrl,
+      schema,
+      user: "dana",
+      password: PASSWORD,
     });
-    const backend = await openBackend(
-      { type: "postgres", connectionString: pgUrl, schema },
-      { clock: systemClock },
-    );
-    try {
-      await setPassword(backend, "dana", PASSWORD);
-    } finally {
-      await backend.close();
-    }
-    const client = (p: AuthProcess) =>
+    const client = (p: SvcdProcess) =>
       createAuthClient({
         address: `127.0.0.1:${p.port}`,
         caPems: [cas.hostCa.certPem],
