@@ -2,53 +2,35 @@
 // auths in proxy.auth_addr, plus a load generator over the proxies' HTTPS API: what
 // test/auth-restart.test.ts and bench/auth-restart.bench.ts restart auths under. Real processes
 // (bin/svcd), real TLS, real PostgreSQL.
-import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { stringify } from "yaml";
-import { openBackend } from "../core/backend/index.ts";
-import { CertificateAuthorities } from "../core/ca/authorities.ts";
-import { FileCaKeyStore } from "../core/ca/key-store.ts";
 import { systemClock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
 import { callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
-import { setPassword } from "../server/auth/passwords.ts";
 import { issueProxyIdentity, PROXY_IDENTITY_FILES } from "../server/roles/proxy-identity.ts";
 import { echo } from "./auth-restart-load.ts";
 import { freePort } from "./harness/ports.ts";
 import { dropSchema, uniqueSchemaName } from "./harness/postgres.ts";
+import {
+  type SvcdProcess,
+  sharedClusterCas,
+  spawnSvcd as spawnProcess,
+  svcdReady,
+  until,
+} from "./harness/svcd.ts";
 import { HttpsClient } from "./proxy-https-client.ts";
 import { mustOpen, type TerminalConnection } from "./terminal-client.ts";
 
-const root = join(import.meta.dirname, "..");
 const CLUSTER = "auth-restart";
 export const USER = "dana";
 export const PASSWORD = "restarts are not outages";
 /** the node agent's name (terminals log in there as root) */
 export const NODE = "restart-node";
 
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-async function until(what: string, probe: () => Promise<boolean>, ms = 90_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await probe().catch(() => false)) return;
-    await sleep(200);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
-
-export interface SvcdProcess {
-  name: string;
-  child: ChildProcess;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-  port: number;
-  diagPort: number;
-  log: string;
-  config: string;
-}
+export type { SvcdProcess };
 
 export interface RestartWorld {
   auths: SvcdProcess[];
@@ -76,37 +58,11 @@ export async function startRestartWorld(pgUrl: string): Promise<RestartWorld> {
     port: number,
     diagPort: number,
   ) => {
-    const log = join(dir, `${name}.log`);
-    const fd = openSync(log, "a");
-    const args = typeof config === "string" ? ["--config", config] : config;
-    const child = spawn(join(root, "bin", "svcd"), [role, ...args], {
-      stdio: ["ignore", fd, fd],
-      env: { ...process.env, SVC_RESTART_PG_URL: pgUrl },
-    });
-    closeSync(fd);
-    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-      child.once("exit", (code, signal) => resolve({ code, signal })),
-    );
-    const p: SvcdProcess = {
-      name,
-      child,
-      exited,
-      port,
-      diagPort,
-      log,
-      config: typeof config === "string" ? config : "",
-    };
+    const p = spawnProcess({ dir, name, role, config, port, diagPort, env: { SVC_RESTART_PG_URL: pgUrl } });
     all.push(p);
     return p;
   };
-  const ready = (p: SvcdProcess) =>
-    until(`${p.name} ready`, async () => {
-      if (p.child.exitCode !== null) {
-        throw new Error(`${p.name} exited ${p.child.exitCode}:\n${readFileSync(p.log, "utf8").slice(-3000)}`);
-      }
-      const r = await fetch(`http://127.0.0.1:${p.diagPort}/readyz`, { signal: AbortSignal.timeout(5_000) });
-      return r.status === 200;
-    });
+  const ready = (p: SvcdProcess) => svcdReady(p);
   const base = (proxyPort: number) => ({
     version: 1,
     cluster_name: CLUSTER,
@@ -159,20 +115,14 @@ export async function startRestartWorld(pgUrl: string): Promise<RestartWorld> {
       auths.push(spawnSvcd(`auth-${i}`, "auth", config, port, diagPort));
     }
     await Promise.all(auths.map(ready));
-    const cas = await CertificateAuthorities.loadOrCreate(new FileCaKeyStore(join(dir, "ca")), {
-      clusterName: CLUSTER,
-      trustDomain: CLUSTER,
-      clock: systemClock,
+    const cas = await sharedClusterCas({
+      caDir: join(dir, "ca"),
+      cluster: CLUSTER,
+      pgUrl,
+      schema,
+      user: USER,
+      password: PASSWORD,
     });
-    const backend = await openBackend(
-      { type: "postgres", connectionString: pgUrl, schema },
-      { clock: systemClock },
-    );
-    try {
-      await setPassword(backend, USER, PASSWORD);
-    } finally {
-      await backend.close();
-    }
     // The identity auth would write into the proxy's Secret, as a folder.
     const identity = await issueProxyIdentity(cas, {
       names: ["localhost", "127.0.0.1"],
