@@ -5,8 +5,6 @@
 // session, both timed from the moment the logout is sent. Baseline: the refusal on A (its own
 // logout, marked revoked there before answering: the logout plus one request). Measured: the refusal on B (auth A -> PostgreSQL NOTIFY -> auth B -> WatchSessions
 // -> proxy B). The proxies run in this process, both the same way; auths are real processes.
-import { type ChildProcess, spawn } from "node:child_process";
-import { closeSync, openSync, readFileSync } from "node:fs";
 import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { Agent, request } from "node:https";
 import { tmpdir } from "node:os";
@@ -14,9 +12,6 @@ import { join } from "node:path";
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { stringify } from "yaml";
-import { openBackend } from "../core/backend/index.ts";
-import { CertificateAuthorities } from "../core/ca/authorities.ts";
-import { FileCaKeyStore } from "../core/ca/key-store.ts";
 import {
   generateEcdsaP256,
   issueTlsClientCert,
@@ -28,13 +23,19 @@ import { systemClock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
 import { MemorySource } from "../core/sources/memory.ts";
 import { agentMetadata, createAuthClient } from "../server/auth/client.ts";
-import { setPassword } from "../server/auth/passwords.ts";
 import { proxyDefaults } from "../server/proxy/config.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
 import { startProxyServer } from "../server/proxy/server.ts";
 import { SessionCache } from "../server/proxy/session-cache.ts";
 import { freePort } from "../test/harness/ports.ts";
 import { dropSchema, PG_URL_ENV, startPostgres, uniqueSchemaName } from "../test/harness/postgres.ts";
+import {
+  until as poll,
+  type SvcdProcess,
+  sharedClusterCas,
+  spawnSvcd,
+  svcdReady,
+} from "../test/harness/svcd.ts";
 import { HttpsClient } from "../test/proxy-https-client.ts";
 import type { BenchReport } from "./report.ts";
 import { percentile } from "./report.ts";
@@ -45,32 +46,15 @@ const CLUSTER = "revocation";
 const HOST = "proxy.revocation.test";
 const USER = "dana";
 const PASSWORD = "revoked everywhere at once";
-const root = join(import.meta.dirname, "..");
-const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
-
-interface AuthProcess {
-  child: ChildProcess;
-  exited: Promise<void>;
-  port: number;
-  diagPort: number;
-  log: string;
-}
-
-async function until(what: string, probe: () => Promise<boolean> | boolean, ms = 90_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    if (await Promise.resolve(probe()).catch(() => false)) return;
-    await sleep(100);
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = (what: string, probe: () => Promise<boolean> | boolean, ms = 90_000) =>
+  poll(what, probe, ms, 100);
 
 export default async function sessionRevocationBench(): Promise<BenchReport> {
   const pg = process.env[PG_URL_ENV] ? undefined : await startPostgres();
   const pgUrl = process.env[PG_URL_ENV] ?? pg?.url ?? "";
   const schema = uniqueSchemaName("revocation_bench");
   const dir = await mkdtemp(join(tmpdir(), "svc-revocation-bench-"));
-  const auths: AuthProcess[] = [];
+  const auths: SvcdProcess[] = [];
   const closers: Array<() => Promise<void> | void> = [];
   try {
     await mkdir(join(dir, "manifests"));
@@ -83,7 +67,7 @@ export default async function sessionRevocationBench(): Promise<BenchReport> {
         .map((o) => stringify({ apiVersion: API_VERSION, ...o }))
         .join("---\n"),
     );
-    const startAuth = async (name: string): Promise<AuthProcess> => {
+    const startAuth = async (name: string): Promise<SvcdProcess> => {
       const port = await freePort();
       const diagPort = await freePort();
       const config = join(dir, `${name}.yaml`);
@@ -105,42 +89,28 @@ export default async function sessionRevocationBench(): Promise<BenchReport> {
           ca_store: { type: "files", path: join(dir, "ca") },
         }),
       );
-      const log = join(dir, `${name}.log`);
-      const fd = openSync(log, "a");
-      const child = spawn(join(root, "bin", "svcd"), ["auth", "--config", config], {
-        stdio: ["ignore", fd, fd],
-        env: { ...process.env, SVC_REVOCATION_PG_URL: pgUrl },
+      const p = spawnSvcd({
+        dir,
+        name,
+        role: "auth",
+        config,
+        port,
+        diagPort,
+        env: { SVC_REVOCATION_PG_URL: pgUrl },
       });
-      closeSync(fd);
-      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
-      const p = { child, exited, port, diagPort, log };
       auths.push(p);
       return p;
     };
     // One after the other: the first creates the CAs, the second loads them.
-    for (const name of ["auth-a", "auth-b"]) {
-      const p = await startAuth(name);
-      await until(`${name} ready`, async () => {
-        if (p.child.exitCode !== null)
-          throw new Error(`${name} exited:\n${readFileSync(p.log, "utf8").slice(-2000)}`);
-        return (await fetch(`http://127.0.0.1:${p.diagPort}/readyz`, { signal: AbortSignal.timeout(5_000) }))
-          .ok;
-      });
-    }
-    const cas = await CertificateAuthorities.loadOrCreate(new FileCaKeyStore(join(dir, "ca")), {
-      clusterName: CLUSTER,
-      trustDomain: CLUSTER,
-      clock: systemClock,
+    for (const name of ["auth-a", "auth-b"]) await svcdReady(await startAuth(name));
+    const cas = await sharedClusterCas({
+      caDir: join(dir, "ca"),
+      cluster: CLUSTER,
+      pgUrl,
+      schema,
+      user: USER,
+      password: PASSWORD,
     });
-    const backend = await openBackend(
-      { type: "postgres", connectionString: pgUrl, schema },
-      { clock: systemClock },
-    );
-    try {
-      await setPassword(backend, USER, PASSWORD);
-    } finally {
-      await backend.close();
-    }
     const hostCaPem = cas.hostCa.certPem;
     const sk = generateEcdsaP256();
     const serverTls = {
@@ -163,7 +133,7 @@ export default async function sessionRevocationBench(): Promise<BenchReport> {
       keyPem: privateKeyToPem(ck.privateKey),
     };
     const logger = pino({ level: "silent" });
-    const startProxy = async (auth: AuthProcess) => {
+    const startProxy = async (auth: SvcdProcess) => {
       const grpc = {
         address: `127.0.0.1:${auth.port}`,
         caPems: [hostCaPem],
@@ -212,7 +182,7 @@ export default async function sessionRevocationBench(): Promise<BenchReport> {
       closers.push(() => agent.destroy());
       return { http: new HttpsClient(proxy.url, hostCaPem, HOST), url: proxy.url, agent, cache, registry };
     };
-    const [authA, authB] = auths as [AuthProcess, AuthProcess];
+    const [authA, authB] = auths as [SvcdProcess, SvcdProcess];
     const a = await startProxy(authA);
     const b = await startProxy(authB);
     const hits = async (p: { registry: Registry }) =>
