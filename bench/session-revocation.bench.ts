@@ -27,13 +27,12 @@ import { proxyDefaults } from "../server/proxy/config.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
 import { startProxyServer } from "../server/proxy/server.ts";
 import { SessionCache } from "../server/proxy/session-cache.ts";
-import { freePort } from "../test/harness/ports.ts";
 import { dropSchema, PG_URL_ENV, startPostgres, uniqueSchemaName } from "../test/harness/postgres.ts";
 import {
   until as poll,
   type SvcdProcess,
   sharedClusterCas,
-  spawnSvcd,
+  spawnPostgresAuth,
   svcdReady,
 } from "../test/harness/svcd.ts";
 import { HttpsClient } from "../test/proxy-https-client.ts";
@@ -68,35 +67,15 @@ export default async function sessionRevocationBench(): Promise<BenchReport> {
         .join("---\n"),
     );
     const startAuth = async (name: string): Promise<SvcdProcess> => {
-      const port = await freePort();
-      const diagPort = await freePort();
-      const config = join(dir, `${name}.yaml`);
-      await writeFile(
-        config,
-        stringify({
-          version: 1,
-          cluster_name: CLUSTER,
-          log_level: "warn",
-          auth: { listen_addr: `127.0.0.1:${port}`, diagnostics_addr: `127.0.0.1:${diagPort}` },
-          proxy: {
-            listen_addr: "127.0.0.1:3080",
-            public_addr: `${HOST}:443`,
-            oidc_issuer_url: `https://${HOST}`,
-          },
-          client_tools: { min_version: "0.1.0", recommended_version: "0.1.0" },
-          backend: { type: "postgres", url_env: "SVC_REVOCATION_PG_URL", schema },
-          source: { type: "folder", path: join(dir, "manifests") },
-          ca_store: { type: "files", path: join(dir, "ca") },
-        }),
-      );
-      const p = spawnSvcd({
+      const p = await spawnPostgresAuth({
         dir,
         name,
-        role: "auth",
-        config,
-        port,
-        diagPort,
-        env: { SVC_REVOCATION_PG_URL: pgUrl },
+        cluster: CLUSTER,
+        pgUrl,
+        schema,
+        publicAddr: `${HOST}:443`,
+        oidcIssuerUrl: `https://${HOST}`,
+        logLevel: "warn",
       });
       auths.push(p);
       return p;

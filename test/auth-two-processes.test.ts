@@ -9,9 +9,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stringify } from "yaml";
 import { API_VERSION } from "../core/resources/index.ts";
 import { type AuthServiceClient, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
-import { freePort } from "./harness/ports.ts";
 import { dropSchema, testPostgresUrl, uniqueSchemaName } from "./harness/postgres.ts";
-import { type SvcdProcess, sharedClusterCas, spawnSvcd, svcdReady } from "./harness/svcd.ts";
+import { type SvcdProcess, sharedClusterCas, spawnPostgresAuth, svcdReady } from "./harness/svcd.ts";
 
 const CLUSTER = "two-auth";
 const PASSWORD = "two processes, one database";
@@ -24,36 +23,7 @@ describe("two svcd auth processes on one PostgreSQL", () => {
   const clients: AuthServiceClient[] = [];
 
   const start = async (name: string): Promise<SvcdProcess> => {
-    const port = await freePort();
-    const diagPort = await freePort();
-    const config = join(dir, `${name}.yaml`);
-    await writeFile(
-      config,
-      stringify({
-        version: 1,
-        cluster_name: CLUSTER,
-        log_level: "info",
-        auth: { listen_addr: `127.0.0.1:${port}`, diagnostics_addr: `127.0.0.1:${diagPort}` },
-        proxy: {
-          listen_addr: "127.0.0.1:3080",
-          public_addr: "localhost:3080",
-          oidc_issuer_url: "https://localhost:3080",
-        },
-        client_tools: { min_version: "0.1.0", recommended_version: "0.1.0" },
-        backend: { type: "postgres", url_env: "SVC_TWO_AUTH_PG_URL", schema },
-        source: { type: "folder", path: join(dir, "manifests") },
-        ca_store: { type: "files", path: join(dir, "ca") },
-      }),
-    );
-    const p = spawnSvcd({
-      dir,
-      name,
-      role: "auth",
-      config,
-      port,
-      diagPort,
-      env: { SVC_TWO_AUTH_PG_URL: pgUrl },
-    });
+    const p = await spawnPostgresAuth({ dir, name, cluster: CLUSTER, pgUrl, schema });
     procs.push(p);
     return p;
   };

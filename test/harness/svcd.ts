@@ -4,12 +4,15 @@
 // created and a local user's password.
 import { type ChildProcess, spawn } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
+import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { stringify } from "yaml";
 import { openBackend } from "../../core/backend/index.ts";
 import { CertificateAuthorities } from "../../core/ca/authorities.ts";
 import { FileCaKeyStore } from "../../core/ca/key-store.ts";
 import { systemClock } from "../../core/clock.ts";
 import { setPassword } from "../../server/auth/passwords.ts";
+import { freePort } from "./ports.ts";
 
 const root = join(import.meta.dirname, "..", "..");
 
@@ -78,6 +81,53 @@ export function spawnSvcd(o: {
     log,
     config: typeof o.config === "string" ? o.config : "",
   };
+}
+
+/**
+ * `svcd auth` on a PostgreSQL schema it shares with its replicas, with their manifests folder
+ * (<dir>/manifests) and files CA folder (<dir>/ca); gRPC and diagnostics on free ports.
+ */
+export async function spawnPostgresAuth(o: {
+  dir: string;
+  name: string;
+  cluster: string;
+  pgUrl: string;
+  schema: string;
+  /** proxy.public_addr and proxy.oidc_issuer_url (default localhost:3080) */
+  publicAddr?: string;
+  oidcIssuerUrl?: string;
+  logLevel?: string;
+}): Promise<SvcdProcess> {
+  const port = await freePort();
+  const diagPort = await freePort();
+  const config = join(o.dir, `${o.name}.yaml`);
+  await writeFile(
+    config,
+    stringify({
+      version: 1,
+      cluster_name: o.cluster,
+      log_level: o.logLevel ?? "info",
+      auth: { listen_addr: `127.0.0.1:${port}`, diagnostics_addr: `127.0.0.1:${diagPort}` },
+      proxy: {
+        listen_addr: "127.0.0.1:3080",
+        public_addr: o.publicAddr ?? "localhost:3080",
+        oidc_issuer_url: o.oidcIssuerUrl ?? "https://localhost:3080",
+      },
+      client_tools: { min_version: "0.1.0", recommended_version: "0.1.0" },
+      backend: { type: "postgres", url_env: "SVC_AUTH_PG_URL", schema: o.schema },
+      source: { type: "folder", path: join(o.dir, "manifests") },
+      ca_store: { type: "files", path: join(o.dir, "ca") },
+    }),
+  );
+  return spawnSvcd({
+    dir: o.dir,
+    name: o.name,
+    role: "auth",
+    config,
+    port,
+    diagPort,
+    env: { SVC_AUTH_PG_URL: o.pgUrl },
+  });
 }
 
 /** Resolves once /readyz answers 200; throws at once, with the end of its log, if it exited. */
