@@ -2,13 +2,19 @@
 // connection per backend (a pooled connection would be handed to other queries). Channels are
 // prefixed with the schema, so clusters sharing one database never hear each other. When the
 // listening connection is lost, subscribers are told (listening false: messages may be missed)
-// and it is opened again with a capped backoff; they are told again once it listens.
+// and it is opened again with a capped backoff; they are told again once it listens. A connection
+// that goes quiet without an error (a half-open link) would hear nothing and say nothing: a probe
+// query every probeMs that has not come back by the next one counts as the connection lost.
 import { createHash } from "node:crypto";
 import pg from "pg";
 import type { NotificationHandler } from "./backend.ts";
 import { checkChannel, LocalNotifier } from "./notify.ts";
 
 const BACKOFF_MS = { initial: 100, max: 5_000 };
+/** How often the listening connection is probed (a stall is noticed within two of these). */
+export const DEFAULT_PROBE_MS = 5_000;
+/** How long close() waits for the listening connection to end (a stalled one never does). */
+const CLOSE_WAIT_MS = 1_000;
 
 export class PostgresNotifier {
   readonly #connectionString: string;
@@ -19,9 +25,12 @@ export class PostgresNotifier {
   #retry: NodeJS.Timeout | undefined;
   #attempt = 0;
   #closed = false;
+  readonly #probeMs: number;
+  #probe: NodeJS.Timeout | undefined;
 
-  constructor(connectionString: string, schema: string) {
+  constructor(connectionString: string, schema: string, o: { probeMs?: number } = {}) {
     this.#connectionString = connectionString;
+    this.#probeMs = Math.max(10, o.probeMs ?? DEFAULT_PROBE_MS);
     // PostgreSQL cuts identifiers at 63 bytes: a long schema name is shortened to a digest of it.
     this.#prefix =
       schema.length <= 20
@@ -63,9 +72,10 @@ export class PostgresNotifier {
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#retry);
+    clearInterval(this.#probe);
     const client = this.#client;
     this.#client = undefined;
-    await client?.end().catch(() => undefined);
+    if (client) await endWithin(client, CLOSE_WAIT_MS);
   }
 
   #connect(): Promise<void> {
@@ -96,6 +106,7 @@ export class PostgresNotifier {
       }
       this.#client = client;
       this.#attempt = 0;
+      this.#startProbe(client);
       this.#local.setListening(true);
     })();
     this.#connecting = attempt;
@@ -107,11 +118,32 @@ export class PostgresNotifier {
     return attempt;
   }
 
+  #startProbe(client: pg.Client): void {
+    clearInterval(this.#probe);
+    let inFlight = false;
+    this.#probe = setInterval(() => {
+      if (this.#client !== client) return;
+      if (inFlight) {
+        this.#lost(client); // the last probe never came back: nothing else would either
+        return;
+      }
+      inFlight = true;
+      client.query("SELECT 1").then(
+        () => {
+          inFlight = false;
+        },
+        () => this.#lost(client),
+      );
+    }, this.#probeMs);
+    this.#probe.unref();
+  }
+
   #lost(client: pg.Client): void {
     if (this.#client !== client) return;
     this.#client = undefined;
+    clearInterval(this.#probe);
     this.#local.setListening(false);
-    client.end().catch(() => undefined);
+    void endWithin(client, CLOSE_WAIT_MS);
     this.#schedule();
   }
 
@@ -125,4 +157,17 @@ export class PostgresNotifier {
     }, ceiling);
     this.#retry.unref();
   }
+}
+
+/** Ends a client, giving up after `ms` (a stalled link never acknowledges the end). */
+async function endWithin(client: pg.Client, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    client.end().catch(() => undefined),
+    new Promise<void>((r) => {
+      timer = setTimeout(r, ms);
+      timer.unref();
+    }),
+  ]);
+  clearTimeout(timer);
 }
