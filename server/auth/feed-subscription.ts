@@ -2,10 +2,16 @@
 // it, hand each message on, reopen it with backoff when it fails or ends, and treat it as dead when
 // it stays silent past what its keepalive promises (a half-open connection reports nothing). What
 // a message means, and when the stream counts as live, stays with the user of the stream.
-import type { ClientReadableStream, ServiceError } from "@grpc/grpc-js";
+import type { ClientReadableStream, Metadata, ServiceError } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import type { Counter } from "prom-client";
-import { fromGrpcError } from "./client.ts";
+import { type AuthServiceClient, fromGrpcError } from "./client.ts";
+
+/** A proxy's channel to auth as its feeds need it: the client and its "proxy:<name>" caller metadata. */
+export interface FeedConnection {
+  readonly client: AuthServiceClient;
+  metadata(): Metadata;
+}
 
 /** Reconnect backoff: first delay and cap (ms). */
 export interface Backoff {

@@ -6,7 +6,6 @@
 // differ from the session's, a lock, an unknown lock state) goes to auth as before, and so does
 // every request while the stream is down, not yet synced, or silent past three keepalives.
 import { createHash } from "node:crypto";
-import type { Metadata } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
@@ -16,8 +15,7 @@ import { type AccessChecker, accessForUser } from "../../core/rbac/index.ts";
 import { API_VERSION, parseResource, type Role, type User } from "../../core/resources/index.ts";
 import type { InventoryEvent__Output } from "../../proto/generated/svc/v1/InventoryEvent.ts";
 import type { Node, Node__Output } from "../../proto/generated/svc/v1/Node.ts";
-import type { AuthServiceClient } from "../auth/client.ts";
-import { type Backoff, FeedSubscription } from "../auth/feed-subscription.ts";
+import { type Backoff, type FeedConnection, FeedSubscription } from "../auth/feed-subscription.ts";
 import { authorizeNodeLogin } from "../auth/node-login.ts";
 import { queryNodes } from "../auth/node-query.ts";
 import type { NodeRecord } from "../auth/nodes.ts";
@@ -34,10 +32,7 @@ const REMEMBERED_SESSIONS = 10_000;
 const PAGES_PER_CHECKER = 16;
 
 /** The proxy's channel to auth as this cache needs it (its client and its "proxy:<name>" metadata). */
-export interface InventoryConnection {
-  readonly client: AuthServiceClient;
-  metadata(): Metadata;
-}
+export type InventoryConnection = FeedConnection;
 
 export interface InventoryCacheOptions {
   connection: () => InventoryConnection;

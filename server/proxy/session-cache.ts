@@ -7,14 +7,13 @@
 // use is checked with auth by RPC, and auth being unreachable is a 503, never a cached answer.
 // A logout through this proxy marks its entry revoked before auth is even asked.
 import { createHash } from "node:crypto";
-import type { Metadata, ServiceError } from "@grpc/grpc-js";
+import type { ServiceError } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
 import { NotAuthenticatedError, UnavailableError } from "../../core/errors.ts";
-import type { AuthServiceClient } from "../../proto/generated/svc/v1/AuthService.ts";
 import type { SessionEvent__Output } from "../../proto/generated/svc/v1/SessionEvent.ts";
-import { type Backoff, FeedSubscription } from "../auth/feed-subscription.ts";
+import { type Backoff, type FeedConnection, FeedSubscription } from "../auth/feed-subscription.ts";
 import type { AuthApi, SessionInfo } from "./auth-client.ts";
 
 /** Sessions remembered (least recently used forgotten first). */
@@ -27,10 +26,7 @@ const SILENT_KEEPALIVES = 3;
 const SESSION_ID = /^[A-Za-z0-9_-]{43}$/;
 
 /** How the stream reaches auth: the proxy's client and its caller metadata ("proxy:<name>"). */
-export interface SessionStreamSource {
-  readonly client: AuthServiceClient;
-  metadata(): Metadata;
-}
+export type SessionStreamSource = FeedConnection;
 
 export interface SessionCacheOptions {
   /** Read at every (re)connect, so an identity reload or a new channel is followed. */
