@@ -10,7 +10,7 @@ import type { Logger } from "pino";
 import { parseOpenSshPrivateKey } from "../../core/certs/ssh-keys.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { BadParameterError, hasCode } from "../../core/errors.ts";
-import { agentMetadata, callUnary, waitForReady } from "../auth/client.ts";
+import { agentMetadata, callUnary, firstAuthAddress, waitForReady } from "../auth/client.ts";
 import type { AuthRoute } from "../auth/via-proxy.ts";
 import { SERVER_VERSION } from "../version.ts";
 import { auditRequestOf, userOfKeyId } from "./audit.ts";
@@ -132,12 +132,12 @@ const UNSPECIFIED_HOSTS = new Set(["0.0.0.0", "::"]);
 /**
  * The local IP of a TCP connection to auth: the address auth sees this node call from (and so one
  * the proxy, next to auth, can dial), unless a NAT sits in between. Undefined when auth cannot be
- * reached now.
+ * reached now. With several auth addresses (a list of replicas), the first one's route.
  */
-async function localIpToward(authAddress: string, timeoutMs = 5000): Promise<string | undefined> {
+export async function localIpToward(authAddress: string, timeoutMs = 5000): Promise<string | undefined> {
   let target: { host: string; port: number };
   try {
-    target = splitHostPort(authAddress, "auth address");
+    target = splitHostPort(firstAuthAddress(authAddress), "auth address");
   } catch {
     return undefined;
   }
