@@ -419,7 +419,7 @@ describe("proxy session cache, two auth replicas on PostgreSQL", () => {
     }
   });
 
-  it("a garbage or unknown credential never reaches auth and never evicts a good session", async () => {
+  it("a garbage credential never reaches auth, an unknown one is never cached, neither evicts a good session", async () => {
     const a = proxies[0] as ProxySide;
     const sid = await login(a, "erin");
     await cachedOnBoth(sid);
