@@ -17,7 +17,7 @@
 // writes auth's CPU profile of the measured heartbeat window there.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:https";
 import { tmpdir } from "node:os";
@@ -33,7 +33,7 @@ import { PUBLIC_HOST, startProxySide } from "../test/proxy-fixture.ts";
 import { HttpsClient } from "../test/proxy-https-client.ts";
 import { startInventoryProxy } from "./proxy-inventory.ts";
 import type { BenchRatio, BenchReport, BenchRow } from "./report.ts";
-import { percentile } from "./report.ts";
+import { formatReport, percentile } from "./report.ts";
 
 const AGENTS = Number(process.env.SVC_BENCH_FLEET_AGENTS ?? 10_000);
 const INTERVAL_S = Number(process.env.SVC_BENCH_FLEET_INTERVAL ?? HEARTBEAT_INTERVAL_SECONDS);
@@ -262,7 +262,21 @@ export default async function fleetBench(): Promise<BenchReport> {
     const profiling = process.env.SVC_BENCH_FLEET_PROFILE !== undefined;
     if (profiling) authChild.kill("SIGUSR2");
     const heartbeat = await measure(clients, authChild.pid, INTERVAL_S);
-    if (profiling) authChild.kill("SIGUSR2");
+    // The windows' figures at once, in case auth is too busy for the list phase to finish.
+    for (const [name, w] of [
+      ["health check (baseline)", health],
+      ["Heartbeat", heartbeat],
+    ] as const)
+      process.stderr.write(
+        `fleet window: ${formatReport({ title: name, rows: [windowRow(name, w)], ratios: [] })}\n`,
+      );
+    if (profiling) {
+      authChild.kill("SIGUSR2");
+      // Written by auth once its main thread takes the signal: wait, or a busy auth loses it.
+      const dir = process.env.SVC_BENCH_FLEET_PROFILE as string;
+      for (let i = 0; i < 120 && !readdirSync(dir).some((f) => f.endsWith(".cpuprofile")); i++)
+        await sleep(500);
+    }
 
     // The node list while the fleet keeps heartbeating.
     const bare = Fastify({
