@@ -14,7 +14,8 @@ import {
 } from "../core/certs/x509.ts";
 import { systemClock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
-import { agentMetadata, createAuthClient } from "../server/auth/client.ts";
+import { type AuthServiceClient, agentMetadata, createAuthClient } from "../server/auth/client.ts";
+import { MAX_STREAMS_PER_CALLER } from "../server/auth/feed-streams.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import type { NodePage, NodeQuery } from "../server/proxy/auth-client.ts";
 import { proxyDefaults } from "../server/proxy/config.ts";
@@ -42,6 +43,8 @@ let rawApi: GrpcAuthApi;
 let rawTerminal: GrpcTerminalAuthApi;
 let cache: InventoryCache;
 let trust: TrustWatcher;
+let streamClient: AuthServiceClient;
+let callerId: string;
 const clients: Array<{ close(): void }> = [];
 const bearer: Record<string, string> = {};
 const N = 120;
@@ -152,9 +155,9 @@ beforeAll(async () => {
   };
   rawApi = new GrpcAuthApi(grpc);
   rawTerminal = new GrpcTerminalAuthApi(grpc);
-  const streamClient = createAuthClient(grpc);
+  streamClient = createAuthClient(grpc);
   clients.push(rawApi, rawTerminal, streamClient);
-  const callerId = proxyCallerId(side.proxyClient.certPem);
+  callerId = proxyCallerId(side.proxyClient.certPem);
   const connection = { client: streamClient, metadata: () => agentMetadata(callerId) };
   trust = new TrustWatcher({ ...connection, client: () => streamClient, clock: systemClock, logger });
   trust.start();
@@ -437,6 +440,30 @@ describe("when the copy cannot answer", () => {
       call.on("error", (err: ServiceError) => resolve(err.code));
     });
     expect(code).toBe(7); // PERMISSION_DENIED
+  });
+
+  it("one proxy identity holds at most MAX_STREAMS_PER_CALLER streams: the oldest are ended", async () => {
+    const calls = Array.from({ length: MAX_STREAMS_PER_CALLER + 2 }, () => {
+      const call = streamClient.WatchInventory({}, agentMetadata(callerId));
+      const state: { code?: number; seen: number } = { seen: 0 };
+      call.on("data", () => state.seen++);
+      call.on("error", (err: ServiceError) => (state.code = err.code));
+      return { call, state };
+    });
+    try {
+      await until(
+        "the oldest streams to be ended",
+        () => calls.filter((c) => c.state.code !== undefined).length >= 2,
+      );
+      const ended = calls.filter((c) => c.state.code !== undefined);
+      for (const c of ended) expect(c.state.code).toBe(8); // RESOURCE_EXHAUSTED
+      expect(calls.length - ended.length).toBeLessThanOrEqual(MAX_STREAMS_PER_CALLER);
+      // The newest stream is served (a snapshot first).
+      await until("the newest stream's snapshot", () => (calls.at(-1)?.state.seen ?? 0) > 0);
+    } finally {
+      for (const c of calls) c.call.cancel();
+    }
+    await until("the copy to answer again", () => cache.fresh());
   });
 
   it("with the feed down the proxy asks auth, and answers the same", async () => {

@@ -21,7 +21,13 @@ import type { InventoryEvent } from "../../proto/generated/svc/v1/InventoryEvent
 import type { Node } from "../../proto/generated/svc/v1/Node.ts";
 import type { WatchInventoryRequest__Output } from "../../proto/generated/svc/v1/WatchInventoryRequest.ts";
 import { type Caller, callerLabel } from "./caller.ts";
-import { admit, assertProxyCaller, type FeedStream, FeedStreams } from "./feed-streams.ts";
+import {
+  admit,
+  assertProxyCaller,
+  type FeedStream,
+  FeedStreams,
+  MAX_STREAMS_PER_CALLER,
+} from "./feed-streams.ts";
 import { nodeView } from "./node-query.ts";
 import type { HeartbeatInput, NodeStore } from "./nodes.ts";
 
@@ -73,7 +79,11 @@ interface SentNode {
 export class InventoryFeed {
   readonly #o: InventoryFeedOptions;
   // No bound per identity: only proxies are admitted.
-  readonly #watchers = new FeedStreams<Watcher>({ onEmpty: () => this.#stop() });
+  // Bounded per proxy identity like the other feeds: one certificate cannot hold streams open without end.
+  readonly #watchers = new FeedStreams<Watcher>({
+    maxPerCaller: MAX_STREAMS_PER_CALLER,
+    onEmpty: () => this.#stop(),
+  });
   readonly #keepaliveSeconds: number;
   /** Every node as last sent to the streams (what a new stream's snapshot holds). */
   #sent = new Map<string, SentNode>();
