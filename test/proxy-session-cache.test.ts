@@ -34,7 +34,6 @@ import {
 } from "../server/auth/client.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import { type RunningAuthServer, startAuthServer } from "../server/auth/server.ts";
-import { SESSION_FEED_CHANNEL } from "../server/auth/session-feed.ts";
 import { hashSecret } from "../server/auth/sessions.ts";
 import { proxyDefaults } from "../server/proxy/config.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
@@ -521,14 +520,14 @@ describe("proxy session cache, two auth replicas on PostgreSQL", () => {
     const before = await Promise.all(
       proxies.map((p) => counter(p, "svc_proxy_session_stream_reconnects_total")),
     );
-    const channel = new PostgresNotifier(pgUrl, schema).pgChannel(SESSION_FEED_CHANNEL);
+    const listener = new PostgresNotifier(pgUrl, schema).applicationName;
     const admin = new pg.Client({ connectionString: pgUrl });
     await admin.connect();
     try {
-      // The listening connection of each replica of this schema (its last statement a LISTEN).
+      // The listening connection of each replica of this schema (named after the schema).
       const killed = await admin.query(
-        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE query = $1 AND pid <> pg_backend_pid()",
-        [`LISTEN ${pg.escapeIdentifier(channel)}`],
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()",
+        [listener],
       );
       expect(killed.rowCount).toBe(2);
     } finally {

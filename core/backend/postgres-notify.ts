@@ -39,6 +39,11 @@ export class PostgresNotifier {
     this.#local.setListening(false);
   }
 
+  /** The listening connection's application_name (pg_stat_activity): the schema's prefix. */
+  get applicationName(): string {
+    return `svc-listen ${this.#prefix}`;
+  }
+
   /** The PostgreSQL channel of a backend channel. */
   pgChannel(channel: string): string {
     checkChannel(channel);
@@ -82,7 +87,10 @@ export class PostgresNotifier {
     if (this.#connecting) return this.#connecting;
     if (this.#closed) return Promise.resolve();
     const attempt = (async () => {
-      const client = new pg.Client({ connectionString: this.#connectionString });
+      const client = new pg.Client({
+        connectionString: this.#connectionString,
+        application_name: this.applicationName,
+      });
       client.on("error", () => this.#lost(client));
       client.on("end", () => this.#lost(client));
       client.on("notification", (m) => {
