@@ -6,10 +6,12 @@ import type { ClientReadableStream } from "@grpc/grpc-js";
 import { Metadata } from "@grpc/grpc-js";
 import pino from "pino";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { systemClock } from "../../core/clock.ts";
+import { ManualClock, systemClock } from "../../core/clock.ts";
+import { NotAuthenticatedError } from "../../core/errors.ts";
 import type { AuthServiceClient } from "../../proto/generated/svc/v1/AuthService.ts";
 import type { SessionEvent__Output } from "../../proto/generated/svc/v1/SessionEvent.ts";
-import { SessionCache } from "./session-cache.ts";
+import type { SessionInfo } from "./auth-client.ts";
+import { SESSION_MAX_AGE_MS, SessionCache } from "./session-cache.ts";
 
 class FakeCall extends EventEmitter {
   cancelled = false;
@@ -74,6 +76,52 @@ describe("SessionCache stream watchdog", () => {
     }
     expect(calls).toHaveLength(1);
     expect(cache.live).toBe(true);
+    await cache.close();
+  });
+});
+
+describe("SessionCache answers", () => {
+  it("checks a cached session with auth again once its answer is older than the bound", async () => {
+    // A revocation whose notification never reached this proxy's auth replica (a publish that
+    // failed) must not be answered from memory until the session expires.
+    const { calls, client } = fakeAuth();
+    const clock = new ManualClock();
+    const cache = new SessionCache({
+      connection: () => ({ client, metadata: () => new Metadata() }),
+      clock,
+      logger: pino({ level: "silent" }),
+    });
+    cache.start();
+    calls[0]?.emit("data", { kind: "reset", position: "e:1", keepalive_seconds: 5 });
+    const info: SessionInfo = {
+      username: "alice",
+      roles: ["dev"],
+      expires: new Date(clock.now().getTime() + 12 * 3600_000),
+      mfaVerified: false,
+      scope: "full",
+      allowed: [],
+    };
+    let asked = 0;
+    let revoked = false;
+    const api = {
+      getSession: async () => {
+        asked++;
+        if (revoked) throw new NotAuthenticatedError("invalid or expired session");
+        return info;
+      },
+    };
+    const sid = "A".repeat(43);
+    await cache.getSession(api, sid);
+    await cache.getSession(api, sid);
+    expect(asked).toBe(1); // answered from memory
+    revoked = true; // gone at auth; no event comes
+    clock.advance(SESSION_MAX_AGE_MS - 1);
+    calls[0]?.emit("data", { kind: "keepalive", position: "e:1", keepalive_seconds: 5 });
+    await cache.getSession(api, sid);
+    expect(asked).toBe(1);
+    clock.advance(1);
+    await expect(cache.getSession(api, sid)).rejects.toBeInstanceOf(NotAuthenticatedError);
+    expect(asked).toBe(2);
     await cache.close();
   });
 });

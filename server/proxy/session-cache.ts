@@ -1,9 +1,10 @@
 // Web sessions answered from the proxy's memory (docs/proxy-cache.md). The proxy keeps, per
 // SHA-256 of a session id (never the id), what GetSession said, and follows WatchSessions:
 // "revoked" marks the entry revoked (refused here without asking auth: a revoked session never
-// comes back), "user"/"role"/"reset" mark entries to be checked with auth on their next use, and
-// expiry is honoured locally. The cache answers only while the stream is live (it
-// has heard a reset or a keepalive since it last connected, and not gone silent): otherwise every
+// comes back), "user"/"role"/"reset" mark entries to be checked with auth on their next use,
+// expiry is honoured locally, and an answer is used at most SESSION_MAX_AGE_MS (then asked
+// again). The cache answers only while the stream is live (it has heard a reset or a keepalive
+// since it last connected, and not gone silent): otherwise every
 // use is checked with auth by RPC, and auth being unreachable is a 503, never a cached answer.
 // A logout through this proxy marks its entry revoked before auth is even asked.
 import { createHash } from "node:crypto";
@@ -18,6 +19,13 @@ import type { AuthApi, SessionInfo } from "./auth-client.ts";
 
 /** Sessions remembered (least recently used forgotten first). */
 export const DEFAULT_MAX_SESSIONS = 50_000;
+/**
+ * An answer is used at most this long after auth gave it, then checked again: the bound on a
+ * revocation this proxy never hears of (a notification publish that failed on another replica),
+ * which would otherwise be answered from memory until the session expired. One GetSession per
+ * session in use per minute.
+ */
+export const SESSION_MAX_AGE_MS = 60_000;
 const DEFAULT_KEEPALIVE_SECONDS = 5;
 /** A stream silent for this many keepalives is treated as dead (a half-open connection says nothing). */
 const SILENT_KEEPALIVES = 3;
@@ -36,6 +44,8 @@ export interface SessionCacheOptions {
   /** The proxy's registry: svc_proxy_session_cache_* */
   metrics?: Registry;
   maxSessions?: number;
+  /** how long an answer from auth is used (ms); default SESSION_MAX_AGE_MS */
+  maxAgeMs?: number;
   /** reconnect backoff: first delay and cap (ms); defaults 100 ms and 5 s */
   backoff?: Backoff;
 }
@@ -44,6 +54,8 @@ interface Entry {
   info: SessionInfo;
   /** to be checked with auth on next use */
   stale: boolean;
+  /** when the GetSession that answered it was sent (clock ms) */
+  askedAt: number;
   /**
    * Revoked (logout here, or a "revoked" event): refused here until it would have expired. A
    * session never comes back once revoked, so this answer needs neither auth nor a live stream.
@@ -199,7 +211,12 @@ export class SessionCache {
       this.#hits?.inc();
       throw new NotAuthenticatedError("invalid or expired session");
     }
-    if (entry && !entry.stale && this.#state === "live") {
+    if (
+      entry &&
+      !entry.stale &&
+      this.#state === "live" &&
+      now - entry.askedAt < (this.#o.maxAgeMs ?? SESSION_MAX_AGE_MS)
+    ) {
       this.#entries.delete(key);
       this.#entries.set(key, entry);
       this.#hits?.inc();
@@ -218,7 +235,7 @@ export class SessionCache {
     // Revoked while auth was answering: that answer is already out of date.
     if (this.#entries.get(key)?.revoked) throw new NotAuthenticatedError("invalid or expired session");
     this.#entries.delete(key);
-    this.#entries.set(key, { info, stale: gen !== this.#gen });
+    this.#entries.set(key, { info, stale: gen !== this.#gen, askedAt: now });
     if (this.#entries.size > this.#max) {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);
