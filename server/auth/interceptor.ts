@@ -41,9 +41,11 @@ export interface InterceptorDeps {
   can: (username: string, resource: RuleResource, verb: RuleVerb) => boolean;
   /**
    * Whether an agent (a joined node) is still registered. A removed node's certificates stay
-   * cryptographically valid until they expire; this is what stops them at auth.
+   * cryptographically valid until they expire; this is what stops them at auth. `caller` is the
+   * object the call's handler will receive: a per-call key, so what this read finds can be handed
+   * on to the handler (Heartbeat) without a second read and never to another call.
    */
-  agentActive?: (agentId: string) => Promise<boolean>;
+  agentActive?: (agentId: string, caller: Caller) => Promise<boolean>;
   /** Do the user's roles require a second factor (role option require_mfa)? */
   requireMfa?: (username: string) => boolean;
   /**
@@ -101,9 +103,10 @@ export async function authenticate(
     if (peer.kind === "operator")
       return { kind: "operator", operatorName: peer.id.slice("operator:".length) };
     if (peer.kind === "agent") {
-      if (deps.agentActive && !(await deps.agentActive(peer.id)))
+      const caller: Caller = { kind: "agent", agentId: peer.id };
+      if (deps.agentActive && !(await deps.agentActive(peer.id, caller)))
         throw new NotAuthenticatedError("this node has been removed");
-      return { kind: "agent", agentId: peer.id };
+      return caller;
     }
     return { kind: "bot", botName: peer.id };
   }

@@ -49,6 +49,7 @@ export interface AgentJoinHandler {
     agentId: string,
     hostname: string,
     labels: Record<string, string>,
+    known?: { registration: AgentRegistration | undefined },
   ): Promise<Record<string, string>>;
   /** The registration of a joined node, or undefined (never joined, or removed). */
   registration(agentId: string): Promise<AgentRegistration | undefined>;
@@ -253,8 +254,10 @@ export class AgentJoin implements AgentJoinHandler {
     agentId: string,
     hostname: string,
     labels: Record<string, string>,
+    /** the registration this same call already read (the interceptor's), to spare a second read */
+    known?: { registration: AgentRegistration | undefined },
   ): Promise<Record<string, string>> {
-    const reg = await this.registration(agentId);
+    const reg = known ? known.registration : await this.registration(agentId);
     if (!reg) {
       // Services acting as agents ("proxy:<name>") never join; a node ID without a registration
       // was removed (the interceptor refuses it too; this closes the race with DeleteNode).

@@ -61,7 +61,7 @@ import { CertJournal } from "./cert-journal.ts";
 import { toGrpcError } from "./errors.ts";
 import { authInterceptor, type InterceptorDeps, type PeerIdentity } from "./interceptor.ts";
 import { InventoryFeed } from "./inventory-feed.ts";
-import type { AgentJoinHandler } from "./join-agent.ts";
+import type { AgentJoinHandler, AgentRegistration } from "./join-agent.ts";
 import { exportKrl, KrlCache } from "./krl.ts";
 import { checkNodeTarget, LockService } from "./locks.ts";
 import { LocalLogin, type LockoutPolicy, type LoginResult, peerHost } from "./login.ts";
@@ -269,6 +269,12 @@ export class AuthService {
   readonly #journal: CertJournal;
   readonly #krlCache = new KrlCache();
   /** AccessChecker per User object, valid while the same Role objects resolve (see checkerFor). */
+  /**
+   * The registration the interceptor read for this call's agent, keyed by the call's Caller (one
+   * object per call): Heartbeat uses it instead of reading it again. Never shared across calls, so
+   * a node removed since is refused on its next call.
+   */
+  readonly #callRegistration = new WeakMap<Caller, { registration: AgentRegistration | undefined }>();
   readonly #checkers = new WeakMap<User, { roles: (Role | undefined)[]; checker: AccessChecker }>();
 
   constructor(deps: AuthServiceDeps) {
@@ -564,8 +570,12 @@ export class AuthService {
       // Nodes join through agentJoin; services acting as agents ("proxy:<name>") never do.
       ...(this.#d.agentJoin
         ? {
-            agentActive: async (id: string) =>
-              id.includes(":") || (await this.#d.agentJoin?.registration(id)) !== undefined,
+            agentActive: async (id: string, caller: Caller) => {
+              if (id.includes(":")) return true;
+              const registration = await this.#d.agentJoin?.registration(id);
+              this.#callRegistration.set(caller, { registration });
+              return registration !== undefined;
+            },
           }
         : {}),
     };
@@ -1045,7 +1055,12 @@ export class AuthService {
     Heartbeat: unary(async (req, caller) => {
       if (caller.kind !== "agent") throw new NotAuthenticatedError("agents only");
       const labels =
-        (await this.#d.agentJoin?.checkHeartbeat(caller.agentId, req.hostname, req.labels)) ?? req.labels;
+        (await this.#d.agentJoin?.checkHeartbeat(
+          caller.agentId,
+          req.hostname,
+          req.labels,
+          this.#callRegistration.get(caller),
+        )) ?? req.labels;
       const beat = {
         hostname: req.hostname,
         addresses: req.addresses,
