@@ -1,12 +1,17 @@
 // What one Heartbeat costs auth in backend work, through the real auth server over gRPC/TLS with
 // a joined agent: the node's registration is read once by the interceptor and handed to the
 // handler (never a second read in the same call), and a removed node is refused on its next call.
+// The node record write is skipped for an unchanged beat within the skip window (1.5 intervals),
+// and the status rule allows for that lag: NodeStore with a manual clock on a real SQLite backend.
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../core/backend/backend.ts";
+import { openSqliteBackend } from "../core/backend/index.ts";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { generateEcdsaP256, privateKeyToPem } from "../core/certs/x509.ts";
+import { ManualClock } from "../core/clock.ts";
 import { agentMetadata, callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { NodeStore } from "../server/auth/nodes.ts";
 import { type AgentAuthEnv, startAgentAuthEnv } from "./agent-fixture.ts";
 import { statusOf } from "./auth-fixture.ts";
 
@@ -83,6 +88,13 @@ describe("Heartbeat backend cost", () => {
       // read (a DeleteNode that ran meanwhile takes the record back out).
       const wrote = puts.includes(`nodes/${encodeURIComponent(agent.id)}`);
       expect(regReads).toBe(wrote ? 2 : 1);
+      expect(wrote).toBe(true); // the first beat after the join
+      // The next beat, unchanged and inside the skip window: no write, one registration read.
+      gets.length = 0;
+      puts.length = 0;
+      await agent.beat();
+      expect(puts).toEqual([]);
+      expect(gets.filter((k) => k === regKey)).toHaveLength(1);
     } finally {
       agent.client.close();
     }
@@ -100,6 +112,94 @@ describe("Heartbeat backend cost", () => {
       });
     } finally {
       agent.client.close();
+    }
+  });
+});
+
+describe("NodeStore.beat: the record write is skipped within the window", () => {
+  const beat = { hostname: "skip-1", addresses: ["10.0.0.1:3022"], labels: { env: "dev" }, version: "1" };
+
+  async function store() {
+    const clock = new ManualClock();
+    const backend = await openSqliteBackend({ path: ":memory:", clock, sweepIntervalMs: 0 });
+    const writes: string[] = [];
+    const nodes = new NodeStore({ backend: countPuts(backend, writes), clock, intervalSeconds: 30 });
+    return { clock, backend, nodes, writes };
+  }
+
+  function countPuts(backend: Backend, writes: string[]): Backend {
+    return new Proxy(backend, {
+      get(target, prop) {
+        const value = Reflect.get(target, prop, target);
+        if (prop === "put" && typeof value === "function")
+          return (key: string, ...rest: unknown[]) => {
+            writes.push(key);
+            return value.call(target, key, ...rest);
+          };
+        return typeof value === "function" ? value.bind(target) : value;
+      },
+    });
+  }
+
+  it("a beat inside the window does not write; one at the window's end does; a change always does", async () => {
+    const { clock, backend, nodes, writes } = await store();
+    try {
+      expect(await nodes.beat("n1", beat)).toBe(true);
+      const first = (await nodes.get("n1"))?.lastHeartbeat.getTime();
+      clock.advance(30_000); // the next regular beat: inside the 45 s window
+      expect(await nodes.beat("n1", beat)).toBe(false);
+      expect((await nodes.get("n1"))?.lastHeartbeat.getTime()).toBe(first);
+      clock.advance(14_999);
+      expect(await nodes.beat("n1", beat)).toBe(false);
+      clock.advance(1); // 45 s after the stored one
+      expect(await nodes.beat("n1", beat)).toBe(true);
+      expect((await nodes.get("n1"))?.lastHeartbeat.getTime()).toBe(clock.now().getTime());
+      clock.advance(1_000);
+      expect(await nodes.beat("n1", { ...beat, labels: { env: "prod" } })).toBe(true);
+      expect((await nodes.get("n1"))?.labels).toEqual({ env: "prod" });
+      expect(writes).toHaveLength(3);
+      // A removed record is written again by the next beat.
+      await nodes.remove("n1");
+      clock.advance(1_000);
+      expect(await nodes.beat("n1", beat)).toBe(true);
+      expect(await nodes.get("n1")).toBeDefined();
+    } finally {
+      backend.close();
+    }
+  });
+
+  it("status: online through skipped beats, offline 3 intervals plus the window after the stored beat", async () => {
+    const { clock, backend, nodes } = await store();
+    try {
+      await nodes.beat("n1", beat); // stored at t0
+      clock.advance(30_000);
+      expect(await nodes.beat("n1", beat)).toBe(false); // the last beat, at t0 + 30 s; not stored
+      // 90 s after the last beat (120 s after the stored one): still online, as without skipping.
+      clock.advance(89_999);
+      expect((await nodes.get("n1"))?.online).toBe(true);
+      expect((await nodes.list()).find((n) => n.id === "n1")?.online).toBe(true);
+      // Offline at t0 + 3 intervals + 45 s = 135 s after the stored beat (105 s after the last).
+      clock.advance(15_001);
+      expect((await nodes.get("n1"))?.online).toBe(false);
+      expect((await nodes.list()).find((n) => n.id === "n1")?.online).toBe(false);
+    } finally {
+      backend.close();
+    }
+  });
+
+  it("heartbeat() (a join, the agentless probe) always writes, and its status is exactly 3 intervals", async () => {
+    const { clock, backend, nodes, writes } = await store();
+    try {
+      await nodes.heartbeat("n2", beat);
+      clock.advance(1_000);
+      await nodes.heartbeat("n2", beat);
+      expect(writes).toHaveLength(2);
+      clock.advance(89_999);
+      expect((await nodes.get("n2"))?.online).toBe(true);
+      clock.advance(1);
+      expect((await nodes.get("n2"))?.online).toBe(false);
+    } finally {
+      backend.close();
     }
   });
 });

@@ -1070,9 +1070,10 @@ export class AuthService {
           ? { tunnel: { proxyId: req.tunnel.proxy_id, peerAddr: req.tunnel.peer_addr } }
           : {}),
       };
-      await this.nodes.heartbeat(caller.agentId, beat);
-      // DeleteNode may have run since the checks above: a removed node must not be listed again.
-      if (await this.#d.agentJoin?.forgetIfRemoved(caller.agentId)) {
+      const wrote = await this.nodes.beat(caller.agentId, beat);
+      // DeleteNode may have run since the checks above: a removed node must not be listed again
+      // (only a write can bring it back; an unchanged beat within the window writes nothing).
+      if (wrote && (await this.#d.agentJoin?.forgetIfRemoved(caller.agentId))) {
         void this.inventoryFeed.refresh(); // a scan may have caught the record in between
         throw new NotAuthenticatedError("this node has been removed");
       }
