@@ -158,6 +158,14 @@ describe("NodeStore.beat: the record write is skipped within the window", () => 
       expect(await nodes.beat("n1", { ...beat, labels: { env: "prod" } })).toBe(true);
       expect((await nodes.get("n1"))?.labels).toEqual({ env: "prod" });
       expect(writes).toHaveLength(3);
+      // A beat over another connection (the agent restarted) is written at once.
+      clock.advance(1_000);
+      expect(await nodes.beat("n1", { ...beat, labels: { env: "prod" } }, "conn-1")).toBe(true);
+      clock.advance(1_000);
+      expect(await nodes.beat("n1", { ...beat, labels: { env: "prod" } }, "conn-1")).toBe(false);
+      clock.advance(1_000);
+      expect(await nodes.beat("n1", { ...beat, labels: { env: "prod" } }, "conn-2")).toBe(true);
+      expect((await nodes.get("n1"))?.lastHeartbeat.getTime()).toBe(clock.now().getTime());
       // A removed record is written again by the next beat.
       await nodes.remove("n1");
       clock.advance(1_000);

@@ -117,11 +117,12 @@ export class NodeStore {
    * than the skip window ago, and that stored time stands for this beat. The record says so
    * (skip_ms), so its status allows for the lag.
    */
-  async beat(agentId: string, h: HeartbeatInput): Promise<boolean> {
+  async beat(agentId: string, h: HeartbeatInput, connection = ""): Promise<boolean> {
     checkHeartbeat(h);
     const nowMs = this.#clock.now().getTime();
     const content = nodeContent(agentId, h);
-    const key = JSON.stringify(content);
+    // A beat over another connection (the agent restarted or reconnected) is always written.
+    const key = `${connection}\n${JSON.stringify(content)}`;
     const window = this.skipWindowMs;
     const prev = this.#written.get(agentId);
     if (prev && prev.key === key && nowMs - prev.atMs >= 0 && nowMs - prev.atMs < window) return false;

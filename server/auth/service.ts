@@ -1052,7 +1052,7 @@ export class AuthService {
       return auditToWire(event);
     }),
 
-    Heartbeat: unary(async (req, caller) => {
+    Heartbeat: unary(async (req, caller, call) => {
       if (caller.kind !== "agent") throw new NotAuthenticatedError("agents only");
       const labels =
         (await this.#d.agentJoin?.checkHeartbeat(
@@ -1070,7 +1070,9 @@ export class AuthService {
           ? { tunnel: { proxyId: req.tunnel.proxy_id, peerAddr: req.tunnel.peer_addr } }
           : {}),
       };
-      const wrote = await this.nodes.beat(caller.agentId, beat);
+      // The connection is part of what must stay the same for a beat to be skipped: a restarted
+      // agent (a new connection) is written at its first beat.
+      const wrote = await this.nodes.beat(caller.agentId, beat, call.getPeer());
       // DeleteNode may have run since the checks above: a removed node must not be listed again
       // (only a write can bring it back; an unchanged beat within the window writes nothing).
       if (wrote && (await this.#d.agentJoin?.forgetIfRemoved(caller.agentId))) {
