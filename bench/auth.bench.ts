@@ -1,16 +1,3 @@
-// Auth throughput against same-run baselines:
-// - IssueUserCerts calls/s over gRPC TLS 1.3 with real sessions (session lookup, RBAC, signing,
-//   audit append on a file SQLite) vs raw Ed25519 crypto.sign on one core. Goal >= 40 %. p50/p99 too.
-// - AuthenticateLocal logins/s vs the argon2id bound (cores / single hash time). Goal >= 90 %.
-// - Login throttling's own cost per login (admit + settle on the file SQLite: the counters'
-//   compare-and-swaps and the known-address lookup and write) and per refused attempt, against
-//   one argon2id verification, which every admitted login pays anyway.
-// The gRPC client load runs in a worker thread so the server keeps the main thread to itself; the
-// client still shares the 2 cores (it costs about as much CPU per call as the server). Raw signing,
-// IssueUserCerts and the empty RPC are measured in interleaved rounds and the medians reported, so
-// a shared machine's load drifts over all of them alike. The main thread's own CPU time per call
-// (process.threadCpuUsage) is reported too: it is the server's cost and holds under contention.
-import { generateKeyPairSync, randomBytes, sign } from "node:crypto";
 import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +9,7 @@ import { callUnary, createAuthClient, userMetadata } from "../server/auth/client
 import { LoginThrottle } from "../server/auth/login-throttle.ts";
 import { ARGON2_PARAMS, hashPassword, verifyPassword } from "../server/auth/passwords.ts";
 import { PASSWORD, startAuthEnv } from "../test/auth-fixture.ts";
+import { rawSign } from "./raw-sign.ts";
 import { type BenchReport, percentile } from "./report.ts";
 
 /** Users of the fixture that have the password (test/auth-fixture.ts). */
@@ -140,22 +128,6 @@ function inWorker(job: LoadJob, onWarm: () => void = () => {}): Promise<LoadResu
 
 function sum<T>(xs: T[], key: { [K in keyof T]: T[K] extends number ? K : never }[keyof T]): number {
   return xs.reduce((a, x) => a + (x[key] as number), 0);
-}
-
-/** Signatures per second of wall time, and µs of this thread's CPU per signature. */
-function rawSign(durationMs: number): { rate: number; cpuUs: number } {
-  const { privateKey } = generateKeyPairSync("ed25519");
-  const tbs = randomBytes(320); // about the size of a user certificate's signed part
-  for (let i = 0; i < 1000; i++) sign(null, tbs, privateKey);
-  const cpu = process.threadCpuUsage();
-  const start = performance.now();
-  let n = 0;
-  while (performance.now() - start < durationMs) {
-    for (let i = 0; i < 200; i++) sign(null, tbs, privateKey);
-    n += 200;
-  }
-  const used = process.threadCpuUsage(cpu);
-  return { rate: n / ((performance.now() - start) / 1000), cpuUs: (used.user + used.system) / n };
 }
 
 async function singleHashMs(): Promise<number> {

@@ -14,7 +14,6 @@
 //   Go's threads, Node's threadpool and GC too; auth's main thread alone as well). CPU per
 //   certificate holds up on a loaded machine; certificates per second do not.
 import { type ChildProcess, spawn } from "node:child_process";
-import { generateKeyPairSync, randomBytes, sign } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -28,6 +27,7 @@ import { certificateCaKeyBlob } from "../server/auth/cert-journal.ts";
 import { callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
 import { PASSWORD, startAuthEnv } from "../test/auth-fixture.ts";
 import { toolVersions } from "../test/harness/tools.ts";
+import { rawSign } from "./raw-sign.ts";
 import { type BenchReport, percentile } from "./report.ts";
 import {
   freeLocalPort,
@@ -241,22 +241,6 @@ function measured(job: LoadJob, pid: number, mainThread: boolean): Promise<Measu
   });
 }
 
-function rawSignUs(durationMs: number): number {
-  const { privateKey } = generateKeyPairSync("ed25519");
-  const tbs = randomBytes(320); // about the size of a user certificate's signed part
-  for (let i = 0; i < 1000; i++) sign(null, tbs, privateKey);
-  // CPU time, not wall time: on a loaded machine this thread is also preempted.
-  const cpu = process.threadCpuUsage();
-  const start = performance.now();
-  let n = 0;
-  while (performance.now() - start < durationMs) {
-    for (let i = 0; i < 200; i++) sign(null, tbs, privateKey);
-    n += 200;
-  }
-  const used = process.threadCpuUsage(cpu);
-  return (used.user + used.system) / n;
-}
-
 function firstLine(child: ChildProcess, what: string, timeoutMs: number): Promise<string> {
   return new Promise((resolve, reject) => {
     if (!child.stdout) return reject(new Error(`${what}: no stdout`));
@@ -305,7 +289,7 @@ export default async function bench(): Promise<BenchReport> {
     const steps: Measured[] = [];
     const ours: Measured[] = [];
     for (let round = 0; round < ROUNDS; round++) {
-      signs.push(rawSignUs(1000));
+      signs.push(rawSign(1000).cpuUs);
       steps.push(await measured(stepJob, caPid, false));
       ours.push(await measured(ourJob, authPid, true));
     }
