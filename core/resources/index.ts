@@ -7,6 +7,14 @@ export {
   MAX_CERT_TTL,
 } from "./agent-identity.ts";
 export {
+  type AppHeader,
+  type AppSpec,
+  type AppStatus,
+  appPublicHost,
+  isAppHostOf,
+  RESERVED_APP_HEADERS,
+} from "./app.ts";
+export {
   type ClaimMapping,
   CONNECTOR_TYPES,
   type ConnectorSettings,
@@ -29,6 +37,7 @@ export {
 export {
   type AgentIdentity,
   type AnyResource,
+  type App,
   type Connector,
   isResourceKind,
   type JoinToken,

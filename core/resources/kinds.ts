@@ -1,6 +1,7 @@
 // The kinds: full object schemas, TypeScript types and what the CRD generator needs.
 import { type Static, type TSchema, Type } from "@sinclair/typebox";
 import { AgentIdentitySpecSchema, AgentIdentityStatusSchema } from "./agent-identity.ts";
+import { AppSpecSchema, AppStatusSchema } from "./app.ts";
 import { ConnectorSpecSchema, ConnectorStatusSchema } from "./connector.ts";
 import { JoinTokenSpecSchema, JoinTokenStatusSchema } from "./join-token.ts";
 import { LockSpecSchema, LockStatusSchema } from "./lock.ts";
@@ -8,7 +9,15 @@ import { API_VERSION, DNS_SUBDOMAIN_MAX, metadataSchema, USER_NAME_MAX } from ".
 import { RoleSpecSchema, RoleStatusSchema } from "./role.ts";
 import { UserSpecSchema, UserStatusSchema } from "./user.ts";
 
-export const RESOURCE_KINDS = ["Role", "User", "Connector", "JoinToken", "AgentIdentity", "Lock"] as const;
+export const RESOURCE_KINDS = [
+  "Role",
+  "User",
+  "Connector",
+  "JoinToken",
+  "AgentIdentity",
+  "Lock",
+  "App",
+] as const;
 export type ResourceKind = (typeof RESOURCE_KINDS)[number];
 
 /**
@@ -57,6 +66,8 @@ export const AgentIdentitySchema = resourceSchema(
 );
 
 export const LockSchema = resourceSchema("Lock", LockSpecSchema, LockStatusSchema, DNS_SUBDOMAIN_MAX);
+// An App name is also the first label of its default host name: a DNS label, not a subdomain.
+export const AppSchema = resourceSchema("App", AppSpecSchema, AppStatusSchema, 63);
 
 export type Role = Static<typeof RoleSchema>;
 export type User = Static<typeof UserSchema>;
@@ -64,6 +75,7 @@ export type Connector = Static<typeof ConnectorSchema>;
 export type JoinToken = Static<typeof JoinTokenSchema>;
 export type AgentIdentity = Static<typeof AgentIdentitySchema>;
 export type Lock = Static<typeof LockSchema>;
+export type App = Static<typeof AppSchema>;
 
 export interface ResourceTypes {
   Role: Role;
@@ -72,6 +84,7 @@ export interface ResourceTypes {
   JoinToken: JoinToken;
   AgentIdentity: AgentIdentity;
   Lock: Lock;
+  App: App;
 }
 export type ResourceOf<K extends ResourceKind> = ResourceTypes[K];
 export type AnyResource = ResourceTypes[ResourceKind];
@@ -213,6 +226,23 @@ export const kindInfo: { readonly [K in ResourceKind]: KindInfo & { kind: K } } 
     schema: LockSchema,
     specSchema: LockSpecSchema,
     statusSchema: LockStatusSchema,
+  },
+  App: {
+    kind: "App",
+    plural: "apps",
+    singular: "app",
+    shortNames: ["svcapp"],
+    categories: [SVC_CATEGORY],
+    printerColumns: [
+      { name: "URI", type: "string", jsonPath: ".spec.uri" },
+      { name: "Public-Addr", type: "string", jsonPath: ".spec.public_addr" },
+      READY,
+      AGE,
+    ],
+    nameMaxLength: 63,
+    schema: AppSchema,
+    specSchema: AppSpecSchema,
+    statusSchema: AppStatusSchema,
   },
 };
 

@@ -16,6 +16,7 @@ export const RULE_RESOURCES = [
   "connectors",
   "locks",
   "cert_authorities",
+  "apps",
   "*",
 ] as const;
 /** "assign" on "roles": may give any role to a user or bot, not only the ones it holds itself. */
@@ -56,6 +57,8 @@ export const RoleConditionsSchema = Type.Object(
   {
     logins: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 256 }))),
     node_labels: Type.Optional(StringMap(LabelValueSchema)),
+    /** Apps this role reaches through the proxy, by their labels (same matching as node_labels). */
+    app_labels: Type.Optional(StringMap(LabelValueSchema)),
     rules: Type.Optional(Type.Array(RuleSchema)),
     workload_spiffe_ids: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 1024 }))),
   },

@@ -9,6 +9,15 @@ import type {
   AgentIdentityInfo as _svc_v1_AgentIdentityInfo,
   AgentIdentityInfo__Output as _svc_v1_AgentIdentityInfo__Output,
 } from "./svc/v1/AgentIdentityInfo.ts";
+import type { App as _svc_v1_App, App__Output as _svc_v1_App__Output } from "./svc/v1/App.ts";
+import type {
+  AppHeaderValue as _svc_v1_AppHeaderValue,
+  AppHeaderValue__Output as _svc_v1_AppHeaderValue__Output,
+} from "./svc/v1/AppHeaderValue.ts";
+import type {
+  AppSessionGrant as _svc_v1_AppSessionGrant,
+  AppSessionGrant__Output as _svc_v1_AppSessionGrant__Output,
+} from "./svc/v1/AppSessionGrant.ts";
 import type {
   AuditEvent as _svc_v1_AuditEvent,
   AuditEvent__Output as _svc_v1_AuditEvent__Output,
@@ -87,6 +96,14 @@ import type {
   CreateAgentIdentityResponse__Output as _svc_v1_CreateAgentIdentityResponse__Output,
 } from "./svc/v1/CreateAgentIdentityResponse.ts";
 import type {
+  CreateAppSessionRequest as _svc_v1_CreateAppSessionRequest,
+  CreateAppSessionRequest__Output as _svc_v1_CreateAppSessionRequest__Output,
+} from "./svc/v1/CreateAppSessionRequest.ts";
+import type {
+  CreateAppSessionResponse as _svc_v1_CreateAppSessionResponse,
+  CreateAppSessionResponse__Output as _svc_v1_CreateAppSessionResponse__Output,
+} from "./svc/v1/CreateAppSessionResponse.ts";
+import type {
   CreateJoinTokenRequest as _svc_v1_CreateJoinTokenRequest,
   CreateJoinTokenRequest__Output as _svc_v1_CreateJoinTokenRequest__Output,
 } from "./svc/v1/CreateJoinTokenRequest.ts";
@@ -122,6 +139,14 @@ import type {
   DeleteAgentIdentityResponse as _svc_v1_DeleteAgentIdentityResponse,
   DeleteAgentIdentityResponse__Output as _svc_v1_DeleteAgentIdentityResponse__Output,
 } from "./svc/v1/DeleteAgentIdentityResponse.ts";
+import type {
+  DeleteAppSessionRequest as _svc_v1_DeleteAppSessionRequest,
+  DeleteAppSessionRequest__Output as _svc_v1_DeleteAppSessionRequest__Output,
+} from "./svc/v1/DeleteAppSessionRequest.ts";
+import type {
+  DeleteAppSessionResponse as _svc_v1_DeleteAppSessionResponse,
+  DeleteAppSessionResponse__Output as _svc_v1_DeleteAppSessionResponse__Output,
+} from "./svc/v1/DeleteAppSessionResponse.ts";
 import type {
   DeleteJoinTokenRequest as _svc_v1_DeleteJoinTokenRequest,
   DeleteJoinTokenRequest__Output as _svc_v1_DeleteJoinTokenRequest__Output,
@@ -175,6 +200,10 @@ import type {
   EmitAuditEventRequest__Output as _svc_v1_EmitAuditEventRequest__Output,
 } from "./svc/v1/EmitAuditEventRequest.ts";
 import type {
+  ExchangeAppSessionRequest as _svc_v1_ExchangeAppSessionRequest,
+  ExchangeAppSessionRequest__Output as _svc_v1_ExchangeAppSessionRequest__Output,
+} from "./svc/v1/ExchangeAppSessionRequest.ts";
+import type {
   ExchangeSSOCodeRequest as _svc_v1_ExchangeSSOCodeRequest,
   ExchangeSSOCodeRequest__Output as _svc_v1_ExchangeSSOCodeRequest__Output,
 } from "./svc/v1/ExchangeSSOCodeRequest.ts";
@@ -194,6 +223,10 @@ import type {
   FinishWebAuthnRegistrationRequest as _svc_v1_FinishWebAuthnRegistrationRequest,
   FinishWebAuthnRegistrationRequest__Output as _svc_v1_FinishWebAuthnRegistrationRequest__Output,
 } from "./svc/v1/FinishWebAuthnRegistrationRequest.ts";
+import type {
+  GetAppSessionRequest as _svc_v1_GetAppSessionRequest,
+  GetAppSessionRequest__Output as _svc_v1_GetAppSessionRequest__Output,
+} from "./svc/v1/GetAppSessionRequest.ts";
 import type {
   GetClusterInfoRequest as _svc_v1_GetClusterInfoRequest,
   GetClusterInfoRequest__Output as _svc_v1_GetClusterInfoRequest__Output,
@@ -267,6 +300,14 @@ import type {
   ListAgentIdentitiesResponse__Output as _svc_v1_ListAgentIdentitiesResponse__Output,
 } from "./svc/v1/ListAgentIdentitiesResponse.ts";
 import type {
+  ListAppsRequest as _svc_v1_ListAppsRequest,
+  ListAppsRequest__Output as _svc_v1_ListAppsRequest__Output,
+} from "./svc/v1/ListAppsRequest.ts";
+import type {
+  ListAppsResponse as _svc_v1_ListAppsResponse,
+  ListAppsResponse__Output as _svc_v1_ListAppsResponse__Output,
+} from "./svc/v1/ListAppsResponse.ts";
+import type {
   ListCertAuthoritiesRequest as _svc_v1_ListCertAuthoritiesRequest,
   ListCertAuthoritiesRequest__Output as _svc_v1_ListCertAuthoritiesRequest__Output,
 } from "./svc/v1/ListCertAuthoritiesRequest.ts";
@@ -335,6 +376,14 @@ import type {
   LockTarget as _svc_v1_LockTarget,
   LockTarget__Output as _svc_v1_LockTarget__Output,
 } from "./svc/v1/LockTarget.ts";
+import type {
+  LogoutAppsRequest as _svc_v1_LogoutAppsRequest,
+  LogoutAppsRequest__Output as _svc_v1_LogoutAppsRequest__Output,
+} from "./svc/v1/LogoutAppsRequest.ts";
+import type {
+  LogoutAppsResponse as _svc_v1_LogoutAppsResponse,
+  LogoutAppsResponse__Output as _svc_v1_LogoutAppsResponse__Output,
+} from "./svc/v1/LogoutAppsResponse.ts";
 import type {
   MfaRequired as _svc_v1_MfaRequired,
   MfaRequired__Output as _svc_v1_MfaRequired__Output,
@@ -499,6 +548,9 @@ export interface ProtoGrpcType {
         _svc_v1_AgentIdentityCredentials__Output
       >;
       AgentIdentityInfo: MessageTypeDefinition<_svc_v1_AgentIdentityInfo, _svc_v1_AgentIdentityInfo__Output>;
+      App: MessageTypeDefinition<_svc_v1_App, _svc_v1_App__Output>;
+      AppHeaderValue: MessageTypeDefinition<_svc_v1_AppHeaderValue, _svc_v1_AppHeaderValue__Output>;
+      AppSessionGrant: MessageTypeDefinition<_svc_v1_AppSessionGrant, _svc_v1_AppSessionGrant__Output>;
       AuditEvent: MessageTypeDefinition<_svc_v1_AuditEvent, _svc_v1_AuditEvent__Output>;
       AuthService: SubtypeConstructor<typeof grpc.Client, _svc_v1_AuthServiceClient> & {
         service: _svc_v1_AuthServiceDefinition;
@@ -569,6 +621,14 @@ export interface ProtoGrpcType {
         _svc_v1_CreateAgentIdentityResponse,
         _svc_v1_CreateAgentIdentityResponse__Output
       >;
+      CreateAppSessionRequest: MessageTypeDefinition<
+        _svc_v1_CreateAppSessionRequest,
+        _svc_v1_CreateAppSessionRequest__Output
+      >;
+      CreateAppSessionResponse: MessageTypeDefinition<
+        _svc_v1_CreateAppSessionResponse,
+        _svc_v1_CreateAppSessionResponse__Output
+      >;
       CreateJoinTokenRequest: MessageTypeDefinition<
         _svc_v1_CreateJoinTokenRequest,
         _svc_v1_CreateJoinTokenRequest__Output
@@ -598,6 +658,14 @@ export interface ProtoGrpcType {
       DeleteAgentIdentityResponse: MessageTypeDefinition<
         _svc_v1_DeleteAgentIdentityResponse,
         _svc_v1_DeleteAgentIdentityResponse__Output
+      >;
+      DeleteAppSessionRequest: MessageTypeDefinition<
+        _svc_v1_DeleteAppSessionRequest,
+        _svc_v1_DeleteAppSessionRequest__Output
+      >;
+      DeleteAppSessionResponse: MessageTypeDefinition<
+        _svc_v1_DeleteAppSessionResponse,
+        _svc_v1_DeleteAppSessionResponse__Output
       >;
       DeleteJoinTokenRequest: MessageTypeDefinition<
         _svc_v1_DeleteJoinTokenRequest,
@@ -642,6 +710,10 @@ export interface ProtoGrpcType {
         _svc_v1_EmitAuditEventRequest,
         _svc_v1_EmitAuditEventRequest__Output
       >;
+      ExchangeAppSessionRequest: MessageTypeDefinition<
+        _svc_v1_ExchangeAppSessionRequest,
+        _svc_v1_ExchangeAppSessionRequest__Output
+      >;
       ExchangeSSOCodeRequest: MessageTypeDefinition<
         _svc_v1_ExchangeSSOCodeRequest,
         _svc_v1_ExchangeSSOCodeRequest__Output
@@ -655,6 +727,10 @@ export interface ProtoGrpcType {
       FinishWebAuthnRegistrationRequest: MessageTypeDefinition<
         _svc_v1_FinishWebAuthnRegistrationRequest,
         _svc_v1_FinishWebAuthnRegistrationRequest__Output
+      >;
+      GetAppSessionRequest: MessageTypeDefinition<
+        _svc_v1_GetAppSessionRequest,
+        _svc_v1_GetAppSessionRequest__Output
       >;
       GetClusterInfoRequest: MessageTypeDefinition<
         _svc_v1_GetClusterInfoRequest,
@@ -707,6 +783,8 @@ export interface ProtoGrpcType {
         _svc_v1_ListAgentIdentitiesResponse,
         _svc_v1_ListAgentIdentitiesResponse__Output
       >;
+      ListAppsRequest: MessageTypeDefinition<_svc_v1_ListAppsRequest, _svc_v1_ListAppsRequest__Output>;
+      ListAppsResponse: MessageTypeDefinition<_svc_v1_ListAppsResponse, _svc_v1_ListAppsResponse__Output>;
       ListCertAuthoritiesRequest: MessageTypeDefinition<
         _svc_v1_ListCertAuthoritiesRequest,
         _svc_v1_ListCertAuthoritiesRequest__Output
@@ -749,6 +827,11 @@ export interface ProtoGrpcType {
       >;
       Lock: MessageTypeDefinition<_svc_v1_Lock, _svc_v1_Lock__Output>;
       LockTarget: MessageTypeDefinition<_svc_v1_LockTarget, _svc_v1_LockTarget__Output>;
+      LogoutAppsRequest: MessageTypeDefinition<_svc_v1_LogoutAppsRequest, _svc_v1_LogoutAppsRequest__Output>;
+      LogoutAppsResponse: MessageTypeDefinition<
+        _svc_v1_LogoutAppsResponse,
+        _svc_v1_LogoutAppsResponse__Output
+      >;
       MfaRequired: MessageTypeDefinition<_svc_v1_MfaRequired, _svc_v1_MfaRequired__Output>;
       Node: MessageTypeDefinition<_svc_v1_Node, _svc_v1_Node__Output>;
       PasswordResetToken: MessageTypeDefinition<

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds grpcurl, helm, containerd and CoreDNS from the Go module proxy at the versions pinned in versions.env into
+# Builds grpcurl, helm, containerd, CoreDNS and go-httpbin from the Go module proxy at the versions pinned in versions.env into
 # ${SVC_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/svc-platform}/<tool>-<version>/bin, once.
 # Idempotent and safe to run in parallel (flock).
 set -euo pipefail
@@ -21,3 +21,5 @@ build_tool containerd "$CONTAINERD_VERSION" "github.com/containerd/containerd/v2
   "-X github.com/containerd/containerd/v2/version.Version=$CONTAINERD_VERSION" \
   "no_btrfs no_devmapper no_zfs" ctr containerd-shim-runc-v2
 build_tool coredns "$COREDNS_VERSION" github.com/coredns/coredns ""
+# The upstream web application behind the proxy in the app-access tests (docs/apps.md).
+build_tool go-httpbin "$GO_HTTPBIN_VERSION" github.com/mccutchen/go-httpbin/v2/cmd/go-httpbin ""

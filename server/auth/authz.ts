@@ -97,6 +97,14 @@ export const AUTHZ_TABLE: Readonly<Record<string, RpcAccess>> = {
   // Proxy caches (docs/proxy-cache.md): agent callers; the handlers admit only proxies.
   WatchSessions: AGENT,
   WatchInventory: AGENT,
+  // Application access (docs/apps.md). ListApps filters by the caller's roles inside; the proxy
+  // RPCs carry their proof (one-time code, app session id) and the handlers admit only proxies.
+  ListApps: USER,
+  CreateAppSession: USER,
+  ExchangeAppSession: AGENT,
+  GetAppSession: AGENT,
+  DeleteAppSession: AGENT,
+  LogoutApps: USER,
 };
 
 /**

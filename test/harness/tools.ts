@@ -4,7 +4,7 @@ import { accessSync, constants, readFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 
-export type ToolName = "kube-apiserver" | "etcd" | "grpcurl" | "helm";
+export type ToolName = "kube-apiserver" | "etcd" | "grpcurl" | "helm" | "go-httpbin";
 
 const versionsFile = join(import.meta.dirname, "..", "..", "scripts", "tools", "versions.env");
 
@@ -52,6 +52,8 @@ export function cachedToolPath(name: ToolName, env: NodeJS.ProcessEnv = process.
       return join(cache, `grpcurl-${required(versions, "GRPCURL_VERSION")}`, "bin", name);
     case "helm":
       return join(cache, `helm-${required(versions, "HELM_VERSION")}`, "bin", name);
+    case "go-httpbin":
+      return join(cache, `go-httpbin-${required(versions, "GO_HTTPBIN_VERSION")}`, "bin", name);
   }
 }
 

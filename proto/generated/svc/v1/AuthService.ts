@@ -7,6 +7,10 @@ import type {
   AgentIdentityCredentials__Output as _svc_v1_AgentIdentityCredentials__Output,
 } from "../../svc/v1/AgentIdentityCredentials.ts";
 import type {
+  AppSessionGrant as _svc_v1_AppSessionGrant,
+  AppSessionGrant__Output as _svc_v1_AppSessionGrant__Output,
+} from "../../svc/v1/AppSessionGrant.ts";
+import type {
   AuditEvent as _svc_v1_AuditEvent,
   AuditEvent__Output as _svc_v1_AuditEvent__Output,
 } from "../../svc/v1/AuditEvent.ts";
@@ -79,6 +83,14 @@ import type {
   CreateAgentIdentityResponse__Output as _svc_v1_CreateAgentIdentityResponse__Output,
 } from "../../svc/v1/CreateAgentIdentityResponse.ts";
 import type {
+  CreateAppSessionRequest as _svc_v1_CreateAppSessionRequest,
+  CreateAppSessionRequest__Output as _svc_v1_CreateAppSessionRequest__Output,
+} from "../../svc/v1/CreateAppSessionRequest.ts";
+import type {
+  CreateAppSessionResponse as _svc_v1_CreateAppSessionResponse,
+  CreateAppSessionResponse__Output as _svc_v1_CreateAppSessionResponse__Output,
+} from "../../svc/v1/CreateAppSessionResponse.ts";
+import type {
   CreateJoinTokenRequest as _svc_v1_CreateJoinTokenRequest,
   CreateJoinTokenRequest__Output as _svc_v1_CreateJoinTokenRequest__Output,
 } from "../../svc/v1/CreateJoinTokenRequest.ts";
@@ -114,6 +126,14 @@ import type {
   DeleteAgentIdentityResponse as _svc_v1_DeleteAgentIdentityResponse,
   DeleteAgentIdentityResponse__Output as _svc_v1_DeleteAgentIdentityResponse__Output,
 } from "../../svc/v1/DeleteAgentIdentityResponse.ts";
+import type {
+  DeleteAppSessionRequest as _svc_v1_DeleteAppSessionRequest,
+  DeleteAppSessionRequest__Output as _svc_v1_DeleteAppSessionRequest__Output,
+} from "../../svc/v1/DeleteAppSessionRequest.ts";
+import type {
+  DeleteAppSessionResponse as _svc_v1_DeleteAppSessionResponse,
+  DeleteAppSessionResponse__Output as _svc_v1_DeleteAppSessionResponse__Output,
+} from "../../svc/v1/DeleteAppSessionResponse.ts";
 import type {
   DeleteJoinTokenRequest as _svc_v1_DeleteJoinTokenRequest,
   DeleteJoinTokenRequest__Output as _svc_v1_DeleteJoinTokenRequest__Output,
@@ -167,6 +187,10 @@ import type {
   EmitAuditEventRequest__Output as _svc_v1_EmitAuditEventRequest__Output,
 } from "../../svc/v1/EmitAuditEventRequest.ts";
 import type {
+  ExchangeAppSessionRequest as _svc_v1_ExchangeAppSessionRequest,
+  ExchangeAppSessionRequest__Output as _svc_v1_ExchangeAppSessionRequest__Output,
+} from "../../svc/v1/ExchangeAppSessionRequest.ts";
+import type {
   ExchangeSSOCodeRequest as _svc_v1_ExchangeSSOCodeRequest,
   ExchangeSSOCodeRequest__Output as _svc_v1_ExchangeSSOCodeRequest__Output,
 } from "../../svc/v1/ExchangeSSOCodeRequest.ts";
@@ -186,6 +210,10 @@ import type {
   FinishWebAuthnRegistrationRequest as _svc_v1_FinishWebAuthnRegistrationRequest,
   FinishWebAuthnRegistrationRequest__Output as _svc_v1_FinishWebAuthnRegistrationRequest__Output,
 } from "../../svc/v1/FinishWebAuthnRegistrationRequest.ts";
+import type {
+  GetAppSessionRequest as _svc_v1_GetAppSessionRequest,
+  GetAppSessionRequest__Output as _svc_v1_GetAppSessionRequest__Output,
+} from "../../svc/v1/GetAppSessionRequest.ts";
 import type {
   GetClusterInfoRequest as _svc_v1_GetClusterInfoRequest,
   GetClusterInfoRequest__Output as _svc_v1_GetClusterInfoRequest__Output,
@@ -251,6 +279,14 @@ import type {
   ListAgentIdentitiesResponse__Output as _svc_v1_ListAgentIdentitiesResponse__Output,
 } from "../../svc/v1/ListAgentIdentitiesResponse.ts";
 import type {
+  ListAppsRequest as _svc_v1_ListAppsRequest,
+  ListAppsRequest__Output as _svc_v1_ListAppsRequest__Output,
+} from "../../svc/v1/ListAppsRequest.ts";
+import type {
+  ListAppsResponse as _svc_v1_ListAppsResponse,
+  ListAppsResponse__Output as _svc_v1_ListAppsResponse__Output,
+} from "../../svc/v1/ListAppsResponse.ts";
+import type {
   ListCertAuthoritiesRequest as _svc_v1_ListCertAuthoritiesRequest,
   ListCertAuthoritiesRequest__Output as _svc_v1_ListCertAuthoritiesRequest__Output,
 } from "../../svc/v1/ListCertAuthoritiesRequest.ts";
@@ -315,6 +351,14 @@ import type {
   ListWebAuthnDevicesResponse__Output as _svc_v1_ListWebAuthnDevicesResponse__Output,
 } from "../../svc/v1/ListWebAuthnDevicesResponse.ts";
 import type { Lock as _svc_v1_Lock, Lock__Output as _svc_v1_Lock__Output } from "../../svc/v1/Lock.ts";
+import type {
+  LogoutAppsRequest as _svc_v1_LogoutAppsRequest,
+  LogoutAppsRequest__Output as _svc_v1_LogoutAppsRequest__Output,
+} from "../../svc/v1/LogoutAppsRequest.ts";
+import type {
+  LogoutAppsResponse as _svc_v1_LogoutAppsResponse,
+  LogoutAppsResponse__Output as _svc_v1_LogoutAppsResponse__Output,
+} from "../../svc/v1/LogoutAppsResponse.ts";
 import type { Node as _svc_v1_Node, Node__Output as _svc_v1_Node__Output } from "../../svc/v1/Node.ts";
 import type {
   PasswordResetToken as _svc_v1_PasswordResetToken,
@@ -848,6 +892,47 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_CreateAgentIdentityResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  CreateAppSession(
+    argument: _svc_v1_CreateAppSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateAppSession(
+    argument: _svc_v1_CreateAppSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CreateAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateAppSession(
+    argument: _svc_v1_CreateAppSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  CreateAppSession(
+    argument: _svc_v1_CreateAppSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_CreateAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createAppSession(
+    argument: _svc_v1_CreateAppSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createAppSession(
+    argument: _svc_v1_CreateAppSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_CreateAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createAppSession(
+    argument: _svc_v1_CreateAppSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_CreateAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  createAppSession(
+    argument: _svc_v1_CreateAppSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_CreateAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   CreateJoinToken(
     argument: _svc_v1_CreateJoinTokenRequest,
     metadata: grpc.Metadata,
@@ -1092,6 +1177,47 @@ export interface AuthServiceClient extends grpc.Client {
   deleteAgentIdentity(
     argument: _svc_v1_DeleteAgentIdentityRequest,
     callback: grpc.requestCallback<_svc_v1_DeleteAgentIdentityResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  DeleteAppSession(
+    argument: _svc_v1_DeleteAppSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteAppSession(
+    argument: _svc_v1_DeleteAppSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteAppSession(
+    argument: _svc_v1_DeleteAppSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  DeleteAppSession(
+    argument: _svc_v1_DeleteAppSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAppSession(
+    argument: _svc_v1_DeleteAppSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAppSession(
+    argument: _svc_v1_DeleteAppSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_DeleteAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAppSession(
+    argument: _svc_v1_DeleteAppSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_DeleteAppSessionResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  deleteAppSession(
+    argument: _svc_v1_DeleteAppSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_DeleteAppSessionResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   DeleteJoinToken(
@@ -1381,6 +1507,47 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_AuditEvent__Output>,
   ): grpc.ClientUnaryCall;
 
+  ExchangeAppSession(
+    argument: _svc_v1_ExchangeAppSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  ExchangeAppSession(
+    argument: _svc_v1_ExchangeAppSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  ExchangeAppSession(
+    argument: _svc_v1_ExchangeAppSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  ExchangeAppSession(
+    argument: _svc_v1_ExchangeAppSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  exchangeAppSession(
+    argument: _svc_v1_ExchangeAppSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  exchangeAppSession(
+    argument: _svc_v1_ExchangeAppSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  exchangeAppSession(
+    argument: _svc_v1_ExchangeAppSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  exchangeAppSession(
+    argument: _svc_v1_ExchangeAppSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+
   ExchangeSSOCode(
     argument: _svc_v1_ExchangeSSOCodeRequest,
     metadata: grpc.Metadata,
@@ -1543,6 +1710,47 @@ export interface AuthServiceClient extends grpc.Client {
   finishWebAuthnRegistration(
     argument: _svc_v1_FinishWebAuthnRegistrationRequest,
     callback: grpc.requestCallback<_svc_v1_WebAuthnDevice__Output>,
+  ): grpc.ClientUnaryCall;
+
+  GetAppSession(
+    argument: _svc_v1_GetAppSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  GetAppSession(
+    argument: _svc_v1_GetAppSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  GetAppSession(
+    argument: _svc_v1_GetAppSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  GetAppSession(
+    argument: _svc_v1_GetAppSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  getAppSession(
+    argument: _svc_v1_GetAppSessionRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  getAppSession(
+    argument: _svc_v1_GetAppSessionRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  getAppSession(
+    argument: _svc_v1_GetAppSessionRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
+  ): grpc.ClientUnaryCall;
+  getAppSession(
+    argument: _svc_v1_GetAppSessionRequest,
+    callback: grpc.requestCallback<_svc_v1_AppSessionGrant__Output>,
   ): grpc.ClientUnaryCall;
 
   GetClusterInfo(
@@ -1892,6 +2100,47 @@ export interface AuthServiceClient extends grpc.Client {
     callback: grpc.requestCallback<_svc_v1_ListAgentIdentitiesResponse__Output>,
   ): grpc.ClientUnaryCall;
 
+  ListApps(
+    argument: _svc_v1_ListAppsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListApps(
+    argument: _svc_v1_ListAppsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListApps(
+    argument: _svc_v1_ListAppsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  ListApps(
+    argument: _svc_v1_ListAppsRequest,
+    callback: grpc.requestCallback<_svc_v1_ListAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listApps(
+    argument: _svc_v1_ListAppsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listApps(
+    argument: _svc_v1_ListAppsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_ListAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listApps(
+    argument: _svc_v1_ListAppsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_ListAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  listApps(
+    argument: _svc_v1_ListAppsRequest,
+    callback: grpc.requestCallback<_svc_v1_ListAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
   ListCertAuthorities(
     argument: _svc_v1_ListCertAuthoritiesRequest,
     metadata: grpc.Metadata,
@@ -2218,6 +2467,47 @@ export interface AuthServiceClient extends grpc.Client {
   listWebAuthnDevices(
     argument: _svc_v1_ListWebAuthnDevicesRequest,
     callback: grpc.requestCallback<_svc_v1_ListWebAuthnDevicesResponse__Output>,
+  ): grpc.ClientUnaryCall;
+
+  LogoutApps(
+    argument: _svc_v1_LogoutAppsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_LogoutAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  LogoutApps(
+    argument: _svc_v1_LogoutAppsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_LogoutAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  LogoutApps(
+    argument: _svc_v1_LogoutAppsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_LogoutAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  LogoutApps(
+    argument: _svc_v1_LogoutAppsRequest,
+    callback: grpc.requestCallback<_svc_v1_LogoutAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  logoutApps(
+    argument: _svc_v1_LogoutAppsRequest,
+    metadata: grpc.Metadata,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_LogoutAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  logoutApps(
+    argument: _svc_v1_LogoutAppsRequest,
+    metadata: grpc.Metadata,
+    callback: grpc.requestCallback<_svc_v1_LogoutAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  logoutApps(
+    argument: _svc_v1_LogoutAppsRequest,
+    options: grpc.CallOptions,
+    callback: grpc.requestCallback<_svc_v1_LogoutAppsResponse__Output>,
+  ): grpc.ClientUnaryCall;
+  logoutApps(
+    argument: _svc_v1_LogoutAppsRequest,
+    callback: grpc.requestCallback<_svc_v1_LogoutAppsResponse__Output>,
   ): grpc.ClientUnaryCall;
 
   RegisterAgent(
@@ -2752,6 +3042,11 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_CreateAgentIdentityResponse
   >;
 
+  CreateAppSession: grpc.handleUnaryCall<
+    _svc_v1_CreateAppSessionRequest__Output,
+    _svc_v1_CreateAppSessionResponse
+  >;
+
   CreateJoinToken: grpc.handleUnaryCall<
     _svc_v1_CreateJoinTokenRequest__Output,
     _svc_v1_CreateJoinTokenResponse
@@ -2776,6 +3071,11 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_DeleteAgentIdentityResponse
   >;
 
+  DeleteAppSession: grpc.handleUnaryCall<
+    _svc_v1_DeleteAppSessionRequest__Output,
+    _svc_v1_DeleteAppSessionResponse
+  >;
+
   DeleteJoinToken: grpc.handleUnaryCall<
     _svc_v1_DeleteJoinTokenRequest__Output,
     _svc_v1_DeleteJoinTokenResponse
@@ -2796,6 +3096,11 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
 
   EmitAuditEvent: grpc.handleUnaryCall<_svc_v1_EmitAuditEventRequest__Output, _svc_v1_AuditEvent>;
 
+  ExchangeAppSession: grpc.handleUnaryCall<
+    _svc_v1_ExchangeAppSessionRequest__Output,
+    _svc_v1_AppSessionGrant
+  >;
+
   ExchangeSSOCode: grpc.handleUnaryCall<
     _svc_v1_ExchangeSSOCodeRequest__Output,
     _svc_v1_AuthenticateLocalResponse
@@ -2812,6 +3117,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_FinishWebAuthnRegistrationRequest__Output,
     _svc_v1_WebAuthnDevice
   >;
+
+  GetAppSession: grpc.handleUnaryCall<_svc_v1_GetAppSessionRequest__Output, _svc_v1_AppSessionGrant>;
 
   GetClusterInfo: grpc.handleUnaryCall<_svc_v1_GetClusterInfoRequest__Output, _svc_v1_ClusterInfo>;
 
@@ -2840,6 +3147,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_ListAgentIdentitiesResponse
   >;
 
+  ListApps: grpc.handleUnaryCall<_svc_v1_ListAppsRequest__Output, _svc_v1_ListAppsResponse>;
+
   ListCertAuthorities: grpc.handleUnaryCall<
     _svc_v1_ListCertAuthoritiesRequest__Output,
     _svc_v1_ListCertAuthoritiesResponse
@@ -2861,6 +3170,8 @@ export interface AuthServiceHandlers extends grpc.UntypedServiceImplementation {
     _svc_v1_ListWebAuthnDevicesRequest__Output,
     _svc_v1_ListWebAuthnDevicesResponse
   >;
+
+  LogoutApps: grpc.handleUnaryCall<_svc_v1_LogoutAppsRequest__Output, _svc_v1_LogoutAppsResponse>;
 
   RegisterAgent: grpc.handleUnaryCall<_svc_v1_RegisterAgentRequest__Output, _svc_v1_RegisterAgentResponse>;
 
@@ -2982,6 +3293,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_CreateAgentIdentityRequest__Output,
     _svc_v1_CreateAgentIdentityResponse__Output
   >;
+  CreateAppSession: MethodDefinition<
+    _svc_v1_CreateAppSessionRequest,
+    _svc_v1_CreateAppSessionResponse,
+    _svc_v1_CreateAppSessionRequest__Output,
+    _svc_v1_CreateAppSessionResponse__Output
+  >;
   CreateJoinToken: MethodDefinition<
     _svc_v1_CreateJoinTokenRequest,
     _svc_v1_CreateJoinTokenResponse,
@@ -3017,6 +3334,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_DeleteAgentIdentityResponse,
     _svc_v1_DeleteAgentIdentityRequest__Output,
     _svc_v1_DeleteAgentIdentityResponse__Output
+  >;
+  DeleteAppSession: MethodDefinition<
+    _svc_v1_DeleteAppSessionRequest,
+    _svc_v1_DeleteAppSessionResponse,
+    _svc_v1_DeleteAppSessionRequest__Output,
+    _svc_v1_DeleteAppSessionResponse__Output
   >;
   DeleteJoinToken: MethodDefinition<
     _svc_v1_DeleteJoinTokenRequest,
@@ -3060,6 +3383,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_EmitAuditEventRequest__Output,
     _svc_v1_AuditEvent__Output
   >;
+  ExchangeAppSession: MethodDefinition<
+    _svc_v1_ExchangeAppSessionRequest,
+    _svc_v1_AppSessionGrant,
+    _svc_v1_ExchangeAppSessionRequest__Output,
+    _svc_v1_AppSessionGrant__Output
+  >;
   ExchangeSSOCode: MethodDefinition<
     _svc_v1_ExchangeSSOCodeRequest,
     _svc_v1_AuthenticateLocalResponse,
@@ -3083,6 +3412,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_WebAuthnDevice,
     _svc_v1_FinishWebAuthnRegistrationRequest__Output,
     _svc_v1_WebAuthnDevice__Output
+  >;
+  GetAppSession: MethodDefinition<
+    _svc_v1_GetAppSessionRequest,
+    _svc_v1_AppSessionGrant,
+    _svc_v1_GetAppSessionRequest__Output,
+    _svc_v1_AppSessionGrant__Output
   >;
   GetClusterInfo: MethodDefinition<
     _svc_v1_GetClusterInfoRequest,
@@ -3138,6 +3473,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_ListAgentIdentitiesRequest__Output,
     _svc_v1_ListAgentIdentitiesResponse__Output
   >;
+  ListApps: MethodDefinition<
+    _svc_v1_ListAppsRequest,
+    _svc_v1_ListAppsResponse,
+    _svc_v1_ListAppsRequest__Output,
+    _svc_v1_ListAppsResponse__Output
+  >;
   ListCertAuthorities: MethodDefinition<
     _svc_v1_ListCertAuthoritiesRequest,
     _svc_v1_ListCertAuthoritiesResponse,
@@ -3185,6 +3526,12 @@ export interface AuthServiceDefinition extends grpc.ServiceDefinition {
     _svc_v1_ListWebAuthnDevicesResponse,
     _svc_v1_ListWebAuthnDevicesRequest__Output,
     _svc_v1_ListWebAuthnDevicesResponse__Output
+  >;
+  LogoutApps: MethodDefinition<
+    _svc_v1_LogoutAppsRequest,
+    _svc_v1_LogoutAppsResponse,
+    _svc_v1_LogoutAppsRequest__Output,
+    _svc_v1_LogoutAppsResponse__Output
   >;
   RegisterAgent: MethodDefinition<
     _svc_v1_RegisterAgentRequest,
