@@ -66,6 +66,19 @@ export function examples(): Record<ResourceKind, Manifest> {
       metadata: { name: "lock-mallory" },
       spec: { target: { user: "mallory" }, message: "investigating", expires: "2030-01-01T00:00:00Z" },
     },
+    App: {
+      apiVersion: V,
+      kind: "App",
+      metadata: { name: "grafana", labels: { env: "staging" } },
+      spec: {
+        uri: "http://grafana.monitoring.svc:3000",
+        description: "Dashboards",
+        rewrite: {
+          headers: [{ name: "X-Forwarded-User", value: "{{user}}" }],
+          redirect: ["grafana.monitoring.svc"],
+        },
+      },
+    },
   };
 }
 

@@ -2,6 +2,7 @@
 // cannot state, so the folder source refuses exactly what the apiserver refuses.
 import { parseDuration } from "../duration.ts";
 import { MAX_CERT_TTL } from "./agent-identity.ts";
+import { appProblems } from "./app-rules.ts";
 import type { AnyResource, Connector, JoinToken } from "./kinds.ts";
 import { LOCK_TARGET_FIELDS, lockTargetField } from "./lock.ts";
 
@@ -75,6 +76,8 @@ export function ruleProblems(resource: AnyResource): string[] {
       return (LOCK_TARGET_FIELDS as readonly string[]).includes(lockTargetField(resource.spec.target))
         ? []
         : [lockTargetField(resource.spec.target)];
+    case "App":
+      return appProblems(resource);
   }
 }
 

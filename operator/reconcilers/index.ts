@@ -1,6 +1,7 @@
 // One reconciler per kind.
 import type { ResourceKind } from "../../core/resources/index.ts";
 import { reconcileAgentIdentity } from "./agent-identity.ts";
+import { reconcileApp } from "./app.ts";
 import type { Reconciler } from "./common.ts";
 import { reconcileConnector } from "./connector.ts";
 import { reconcileJoinToken } from "./join-token.ts";
@@ -15,6 +16,7 @@ export const reconcilers: { readonly [K in ResourceKind]: Reconciler } = {
   JoinToken: reconcileJoinToken,
   AgentIdentity: reconcileAgentIdentity,
   Lock: reconcileLock,
+  App: reconcileApp,
 };
 
 export type { ReconcileContext, Reconciler } from "./common.ts";
