@@ -227,6 +227,27 @@ export type WebAuthnLoginResult =
   | { kind: "session"; session: IssuedSession }
   | { kind: "cli_redirect"; redirectUrl: string };
 
+/** An App as the web API shows it (ListApps / CreateAppSession). */
+export interface AppInfo {
+  name: string;
+  description: string;
+  /** host name users reach it at (no scheme, no port) */
+  publicAddr: string;
+  /** https://<publicAddr>[:port]/ */
+  publicUrl: string;
+  labels: Record<string, string>;
+  /** the internal URI; only for callers that may list apps (rbac apps/list) */
+  uri?: string;
+}
+
+/** CreateAppSession's answer: the one-time code the app host's login path trades for a cookie. */
+export interface AppSessionStart {
+  /** one-time, short-lived; a credential: never log it */
+  code: string;
+  app: AppInfo;
+  expires: Date;
+}
+
 export interface AuthApi {
   authenticateLocal(req: {
     username: string;
@@ -292,6 +313,16 @@ export interface AuthApi {
     relyingParty: RelyingParty;
   }): Promise<SsoValidated>;
   exchangeSsoCode(req: { code: string; codeVerifier: string }): Promise<IssuedSession>;
+
+  /** Application access (docs/apps.md): the Apps the caller's roles reach. */
+  listApps(sessionId: string): Promise<AppInfo[]>;
+  /** NotFoundError for an App that does not exist and for one the caller may not reach alike. */
+  createAppSession(
+    sessionId: string,
+    target: { appName?: string; publicAddr?: string },
+  ): Promise<AppSessionStart>;
+  /** Ends the caller's own app sessions (of one App, or all): how many ended. */
+  logoutApps(sessionId: string, appName?: string): Promise<number>;
 
   getPublicKeys(): Promise<PublicKeyMaterial>;
   getClusterInfo(): Promise<ClusterInfo>;

@@ -23,16 +23,20 @@ import {
   UnavailableError,
 } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
+import type { App__Output } from "../../proto/generated/svc/v1/App.ts";
 import type { AuthenticateLocalResponse__Output } from "../../proto/generated/svc/v1/AuthenticateLocalResponse.ts";
 import type { AuthServiceClient } from "../../proto/generated/svc/v1/AuthService.ts";
 import type { ClusterInfo__Output as ClusterInfoMessage } from "../../proto/generated/svc/v1/ClusterInfo.ts";
+import type { CreateAppSessionResponse__Output } from "../../proto/generated/svc/v1/CreateAppSessionResponse.ts";
 import type { DeleteSessionResponse__Output } from "../../proto/generated/svc/v1/DeleteSessionResponse.ts";
 import type { DeleteWebAuthnDeviceResponse__Output } from "../../proto/generated/svc/v1/DeleteWebAuthnDeviceResponse.ts";
+import type { ListAppsResponse__Output } from "../../proto/generated/svc/v1/ListAppsResponse.ts";
 import type { ListNodesResponse__Output } from "../../proto/generated/svc/v1/ListNodesResponse.ts";
 import type { ListRecordingsResponse__Output } from "../../proto/generated/svc/v1/ListRecordingsResponse.ts";
 import type { ListRolesResponse__Output } from "../../proto/generated/svc/v1/ListRolesResponse.ts";
 import type { ListUsersResponse__Output } from "../../proto/generated/svc/v1/ListUsersResponse.ts";
 import type { ListWebAuthnDevicesResponse__Output } from "../../proto/generated/svc/v1/ListWebAuthnDevicesResponse.ts";
+import type { LogoutAppsResponse__Output } from "../../proto/generated/svc/v1/LogoutAppsResponse.ts";
 import type { PublicKeys__Output } from "../../proto/generated/svc/v1/PublicKeys.ts";
 import type { SearchAuditEventsResponse__Output } from "../../proto/generated/svc/v1/SearchAuditEventsResponse.ts";
 import type { SessionView__Output } from "../../proto/generated/svc/v1/SessionView.ts";
@@ -43,6 +47,8 @@ import type { WebAuthnDevice__Output } from "../../proto/generated/svc/v1/WebAut
 import type { WebAuthnRelyingParty } from "../../proto/generated/svc/v1/WebAuthnRelyingParty.ts";
 import { type AuthConnection, type AuthSource, connectionOf, waitForReady } from "../auth/client.ts";
 import type {
+  AppInfo,
+  AppSessionStart,
   AuditEventInfo,
   AuditQuery,
   AuthApi,
@@ -189,6 +195,17 @@ function ssoValidated(r: ValidateSSOResponseResult__Output): SsoValidated {
     session: issued(login?.session),
     redirectUrl: r.client_redirect_url,
     username: r.username,
+  };
+}
+
+function appInfo(a: App__Output): AppInfo {
+  return {
+    name: a.name,
+    description: a.description,
+    publicAddr: a.public_addr,
+    publicUrl: a.public_url,
+    labels: a.labels,
+    ...(a.uri ? { uri: a.uri } : {}),
   };
 }
 
@@ -570,6 +587,36 @@ export class GrpcAuthApi implements AuthApi {
         fields: parseObject(e.fields_json, "audit event"),
       })),
     };
+  }
+
+  async listApps(sessionId: string): Promise<AppInfo[]> {
+    const res = await this.#call<ListAppsResponse__Output>(sessionId, (md, o, cb) =>
+      this.#client.ListApps({}, md, o, cb),
+    );
+    return res.apps.map(appInfo);
+  }
+
+  async createAppSession(
+    sessionId: string,
+    target: { appName?: string; publicAddr?: string },
+  ): Promise<AppSessionStart> {
+    const res = await this.#call<CreateAppSessionResponse__Output>(sessionId, (md, o, cb) =>
+      this.#client.CreateAppSession(
+        { app_name: target.appName ?? "", public_addr: target.publicAddr ?? "" },
+        md,
+        o,
+        cb,
+      ),
+    );
+    if (!res.code || !res.app) throw new Error("auth answered an app session without a code");
+    return { code: res.code, app: appInfo(res.app), expires: new Date(res.expires_unix_ms) };
+  }
+
+  async logoutApps(sessionId: string, appName?: string): Promise<number> {
+    const res = await this.#call<LogoutAppsResponse__Output>(sessionId, (md, o, cb) =>
+      this.#client.LogoutApps({ app_name: appName ?? "" }, md, o, cb),
+    );
+    return res.ended;
   }
 
   async getPublicKeys(): Promise<PublicKeyMaterial> {
