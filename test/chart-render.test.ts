@@ -15,6 +15,8 @@ import { type Config, checkConfig } from "../server/config.ts";
 import { chart, ci, find, helm, type K8sObject, podSpecs, render } from "./chart-helm.ts";
 
 type Deployment = { spec: NonNullable<V1Deployment["spec"]> };
+/** A Certificate's or a route's names. */
+type Named = { spec: { dnsNames?: string[]; hostnames?: string[] } };
 
 function configOf(objects: K8sObject[]): Config {
   const cm = find(objects, "ConfigMap", "svc-config");
@@ -265,6 +267,40 @@ describe("charts/svc values and templates", () => {
       );
       expect(configOf(objects).proxy.public_tls).toBeDefined();
     });
+  });
+
+  it("apps.enabled puts *.<public host> on the Certificate and the TLSRoute only; off by default; explicit names win", async () => {
+    // Off (the all-options file leaves it unset): no wildcard anywhere.
+    expect(JSON.stringify(all)).not.toContain("*.svc.example.com");
+    const on = await render(["-f", ci("all-options"), "--set", "apps.enabled=true"]);
+    expect(find<Named>(on, "Certificate", "svc-public-tls").spec.dnsNames).toEqual([
+      "svc.example.com",
+      "*.svc.example.com",
+    ]);
+    expect(find<Named>(on, "TLSRoute", "svc-proxy").spec.hostnames).toEqual([
+      "svc.example.com",
+      "*.svc.example.com",
+    ]);
+    // Routes that terminate TLS do not carry app hosts (the proxy needs the client's SNI).
+    expect(find<Named>(on, "HTTPRoute", "svc-proxy").spec.hostnames).toEqual(["svc.example.com"]);
+    const ing = find<{ spec: V1Ingress["spec"] }>(on, "Ingress", "svc-proxy");
+    expect(ing.spec?.rules?.map((r) => r.host)).toEqual(["svc.example.com"]);
+    // Names given explicitly are used as they are.
+    const named = await render([
+      "-f",
+      ci("all-options"),
+      "--set",
+      "apps.enabled=true",
+      "--set",
+      "tls.certManager.dnsNames={svc.example.com,apps.example.com}",
+    ]);
+    expect(find<Named>(named, "Certificate", "svc-public-tls").spec.dnsNames).toEqual([
+      "svc.example.com",
+      "apps.example.com",
+    ]);
+    const bad = await helm(["template", "svc", chart, "-f", ci("default"), "--set", "apps.enable=true"]);
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toMatch(/additional properties 'enable' not allowed/);
   });
 
   it("Ingress: HTTPS to the backend, long timeouts for WebSockets, host and TLS from the public address", () => {

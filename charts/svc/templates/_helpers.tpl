@@ -60,6 +60,19 @@ app.kubernetes.io/component: {{ index . 1 }}
 {{- regexReplaceAll ":[0-9]+$" .Values.proxy.publicAddr "" | trimPrefix "[" | trimSuffix "]" -}}
 {{- end }}
 
+{{/*
+The public host names as a YAML list: the host of proxy.publicAddr, plus "*.<host>" when
+application access is on (apps.enabled; each app is one label under the public host, docs/apps.md).
+*/}}
+{{- define "svc.publicNames" -}}
+{{- $host := include "svc.publicHost" . -}}
+{{- if .Values.apps.enabled -}}
+{{- toYaml (list $host (printf "*.%s" $host)) -}}
+{{- else -}}
+{{- toYaml (list $host) -}}
+{{- end -}}
+{{- end }}
+
 {{/* The Secret holding the browser-trusted certificate for the public address ("" when none). */}}
 {{- define "svc.publicTlsSecret" -}}
 {{- if .Values.tls.existingSecret -}}
