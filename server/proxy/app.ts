@@ -21,6 +21,7 @@ import { openApiPlugin, openApiRoute } from "./plugins/openapi.ts";
 import { computeSecurityHeaders, securityHeadersPlugin } from "./plugins/security-headers.ts";
 import { sessionPlugin } from "./plugins/session.ts";
 import { sessionRateLimitPlugin } from "./plugins/session-rate-limit.ts";
+import { appRoutes } from "./routes/apps.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { listRoutes } from "./routes/lists.ts";
 import { loginRoutes } from "./routes/login.ts";
@@ -136,6 +137,7 @@ export async function buildProxyApp(deps: ProxyDeps, extras: ProxyAppExtras = {}
   await app.register(ssoRoutes);
   await app.register(listRoutes);
   await app.register(webauthnDeviceRoutes);
+  await app.register(appRoutes);
   for (const plugin of deps.routes ?? []) await app.register(plugin);
   await app.register(openApiRoute);
   return app;
