@@ -8,6 +8,9 @@ import { cel } from "./schema-kit.ts";
 /** An HTTP header name (RFC 9110 token). */
 export const HEADER_NAME_PATTERN = "^[!#$%&'*+.^_`|~0-9A-Za-z-]+$";
 
+/** A header value: no control characters but tab (a CR or LF would smuggle in another header). */
+export const HEADER_VALUE_PATTERN = "^[^\\x00-\\x08\\x0A-\\x1F\\x7F]*$";
+
 /**
  * Headers the proxy owns: an App may not set or rewrite them (the assertion would be forgeable,
  * the forwarding headers would lie about the client, the hop-by-hop ones break framing).
@@ -38,7 +41,7 @@ export const AppHeaderSchema = Type.Object(
      * The value sent to the app; `{{internal.<trait>}}` / `{{external.<trait>}}` take the user's
      * trait (several values joined by ","), `{{user}}` the user name (docs/apps.md).
      */
-    value: Type.String({ maxLength: 4096 }),
+    value: Type.String({ maxLength: 4096, pattern: HEADER_VALUE_PATTERN }),
   },
   { additionalProperties: false },
 );
@@ -50,7 +53,8 @@ export const AppSpecSchema = Type.Object(
     uri: Type.String({
       minLength: 8,
       maxLength: 2048,
-      pattern: "^https?://[^\\s/?#]+(/[^\\s?#]*)?$",
+      // No "@" in the authority: credentials in the URI would be sent to the app by every proxy.
+      pattern: "^https?://[^\\s/?#@]+(/[^\\s?#]*)?$",
     }),
     /**
      * The host name users reach it at: one label under the proxy's public host (the wildcard
@@ -74,10 +78,16 @@ export const AppSpecSchema = Type.Object(
           headers: Type.Optional(
             Type.Array(AppHeaderSchema, {
               maxItems: 64,
-              ...cel({
-                rule: "self.all(h, !(h.name.lowerAscii() in ['svc-jwt-assertion', 'host', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-port', 'forwarded', 'connection', 'upgrade', 'transfer-encoding', 'content-length', 'te', 'trailer', 'keep-alive', 'proxy-authorization', 'cookie']))",
-                message: "rewrite.headers may not set a header the proxy owns (docs/apps.md)",
-              }),
+              ...cel(
+                {
+                  rule: "self.all(h, !(h.name.lowerAscii() in ['svc-jwt-assertion', 'host', 'x-forwarded-for', 'x-forwarded-host', 'x-forwarded-proto', 'x-forwarded-port', 'forwarded', 'connection', 'upgrade', 'transfer-encoding', 'content-length', 'te', 'trailer', 'keep-alive', 'proxy-authorization', 'cookie']))",
+                  message: "rewrite.headers may not set a header the proxy owns (docs/apps.md)",
+                },
+                {
+                  rule: "self.all(h, self.exists_one(x, x.name.lowerAscii() == h.name.lowerAscii()))",
+                  message: "rewrite.headers names each header once (names are case-insensitive)",
+                },
+              ),
             }),
           ),
           /**

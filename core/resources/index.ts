@@ -65,6 +65,8 @@ export {
   API_GROUP,
   API_VERSION,
   type Condition,
+  DNS_LABEL_MAX,
+  DNS_LABEL_PATTERN,
   DNS_SUBDOMAIN_MAX,
   DNS_SUBDOMAIN_PATTERN,
   type ObjectMeta,

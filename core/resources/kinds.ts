@@ -5,7 +5,15 @@ import { AppSpecSchema, AppStatusSchema } from "./app.ts";
 import { ConnectorSpecSchema, ConnectorStatusSchema } from "./connector.ts";
 import { JoinTokenSpecSchema, JoinTokenStatusSchema } from "./join-token.ts";
 import { LockSpecSchema, LockStatusSchema } from "./lock.ts";
-import { API_VERSION, DNS_SUBDOMAIN_MAX, metadataSchema, USER_NAME_MAX } from "./meta.ts";
+import {
+  API_VERSION,
+  DNS_LABEL_MAX,
+  DNS_LABEL_PATTERN,
+  DNS_SUBDOMAIN_MAX,
+  DNS_SUBDOMAIN_PATTERN,
+  metadataSchema,
+  USER_NAME_MAX,
+} from "./meta.ts";
 import { RoleSpecSchema, RoleStatusSchema } from "./role.ts";
 import { UserSpecSchema, UserStatusSchema } from "./user.ts";
 
@@ -31,12 +39,13 @@ function resourceSchema<K extends string, S extends TSchema, T extends TSchema>(
   spec: S,
   status: T,
   nameMax: number,
+  namePattern: string = DNS_SUBDOMAIN_PATTERN,
 ) {
   return Type.Object(
     {
       apiVersion: Type.Literal(API_VERSION),
       kind: Type.Literal(kind),
-      metadata: metadataSchema(nameMax),
+      metadata: metadataSchema(nameMax, namePattern),
       spec,
       status: Type.Optional(status),
     },
@@ -67,7 +76,13 @@ export const AgentIdentitySchema = resourceSchema(
 
 export const LockSchema = resourceSchema("Lock", LockSpecSchema, LockStatusSchema, DNS_SUBDOMAIN_MAX);
 // An App name is also the first label of its default host name: a DNS label, not a subdomain.
-export const AppSchema = resourceSchema("App", AppSpecSchema, AppStatusSchema, 63);
+export const AppSchema = resourceSchema(
+  "App",
+  AppSpecSchema,
+  AppStatusSchema,
+  DNS_LABEL_MAX,
+  DNS_LABEL_PATTERN,
+);
 
 export type Role = Static<typeof RoleSchema>;
 export type User = Static<typeof UserSchema>;
@@ -106,6 +121,8 @@ export interface KindInfo {
   printerColumns: PrinterColumn[];
   /** Longest metadata.name accepted. */
   nameMaxLength: number;
+  /** The pattern metadata.name must match, when not a DNS-1123 subdomain. */
+  namePattern?: string;
   /** The whole object (runtime validation); the CRD uses specSchema and statusSchema. */
   schema: TSchema;
   specSchema: TSchema;
@@ -239,7 +256,8 @@ export const kindInfo: { readonly [K in ResourceKind]: KindInfo & { kind: K } } 
       READY,
       AGE,
     ],
-    nameMaxLength: 63,
+    nameMaxLength: DNS_LABEL_MAX,
+    namePattern: DNS_LABEL_PATTERN,
     schema: AppSchema,
     specSchema: AppSpecSchema,
     statusSchema: AppStatusSchema,

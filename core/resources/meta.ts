@@ -8,6 +8,9 @@ export const API_VERSION = "svc.dev/v1";
 /** DNS-1123 subdomain: lower-case alphanumerics, '-' and '.', alphanumeric at both ends. */
 export const DNS_SUBDOMAIN_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$";
 export const DNS_SUBDOMAIN_MAX = 253;
+/** DNS-1123 label: a DNS-1123 subdomain without dots, at most 63 characters. */
+export const DNS_LABEL_PATTERN = "^[a-z0-9]([-a-z0-9]*[a-z0-9])?$";
+export const DNS_LABEL_MAX = 63;
 /** User names: a DNS-1123 subdomain of at most 64 characters, so it also fits key ids and logins. */
 export const USER_NAME_MAX = 64;
 
@@ -17,10 +20,10 @@ export const TimestampSchema = Type.String({ format: "date-time" });
  * Object metadata as Kubernetes sends it. The fields we read are typed; others that the apiserver
  * adds (managedFields, ownerReferences, ...) are allowed and ignored, so informer objects validate.
  */
-export function metadataSchema(nameMax: number) {
+export function metadataSchema(nameMax: number, namePattern: string = DNS_SUBDOMAIN_PATTERN) {
   return Type.Object(
     {
-      name: Type.String({ minLength: 1, maxLength: nameMax, pattern: DNS_SUBDOMAIN_PATTERN }),
+      name: Type.String({ minLength: 1, maxLength: nameMax, pattern: namePattern }),
       namespace: Type.Optional(Type.String({ maxLength: 63 })),
       labels: Type.Optional(StringMap(Type.String())),
       annotations: Type.Optional(StringMap(Type.String())),

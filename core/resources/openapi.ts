@@ -35,7 +35,11 @@ export function openApiV3Schema(kind: ResourceKind): JsonObject {
       metadata: {
         type: "object",
         properties: {
-          name: { type: "string", maxLength: info.nameMaxLength, pattern: DNS_SUBDOMAIN_PATTERN },
+          name: {
+            type: "string",
+            maxLength: info.nameMaxLength,
+            pattern: info.namePattern ?? DNS_SUBDOMAIN_PATTERN,
+          },
         },
       },
       spec: structural(plain(info.specSchema)),

@@ -29,6 +29,15 @@ describe("semanticProblems", () => {
     [{ allow: { rules: [{ resources: ["secrets"], verbs: ["list"] }] } }, 'unknown resource "secrets"'],
     [{ allow: { rules: [{ resources: ["users"], verbs: ["patch"] }] } }, 'unknown verb "patch"'],
     [{ allow: { workload_spiffe_ids: ["svc/ci"] } }, 'starts with "/"'],
+    [
+      { allow: { app_labels: { env: "^(unclosed$" } } },
+      'spec.allow.app_labels["env"]: regular expression does not compile',
+    ],
+    [
+      { deny: { app_labels: { env: ["ok", "^(a+)+$"] } } },
+      'spec.deny.app_labels["env"][1]: regular expression',
+    ],
+    [{ allow: { app_labels: { "*": "grafana" } } }, 'spec.allow.app_labels["*"]: the key "*" only takes'],
   ])("role %j -> %s", (spec, expected) => {
     const problems = semanticProblems(role(spec));
     expect(
@@ -42,8 +51,10 @@ describe("semanticProblems", () => {
       allow: {
         logins: ["{{internal.logins}}", "{{ external.github_login }}", "dev-{{internal.logins}}", "root"],
         node_labels: { env: ["^prod|staging$", "*"], region: "eu-1" },
+        app_labels: { "*": "*", team: ["^(web|data)$", "ops"] },
         workload_spiffe_ids: ["/svc/*"],
       },
+      deny: { app_labels: { env: "prod" } },
     });
     expect(semanticProblems(r)).toEqual([]);
   });

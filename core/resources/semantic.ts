@@ -14,6 +14,24 @@ export interface SemanticContext {
   clock?: Clock;
 }
 
+/** node_labels and app_labels: values are matched the same way, so they are checked the same way. */
+function labelProblems(where: string, selector: RoleConditions["node_labels"]): string[] {
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(selector ?? {})) {
+    const values = Array.isArray(value) ? value : [value];
+    values.forEach((v, i) => {
+      const at = Array.isArray(value) ? `[${i}]` : "";
+      if (isRegexValue(v) && compileAnchored(v) === null) {
+        out.push(
+          `${where}[${JSON.stringify(key)}]${at}: regular expression does not compile (or nests quantifiers)`,
+        );
+      }
+    });
+    if (key === "*" && !values.includes("*")) out.push(`${where}["*"]: the key "*" only takes the value "*"`);
+  }
+  return out;
+}
+
 function conditionProblems(where: string, c: RoleConditions | undefined): string[] {
   if (!c) return [];
   const out: string[] = [];
@@ -21,19 +39,8 @@ function conditionProblems(where: string, c: RoleConditions | undefined): string
     const parsed = parseLogin(login);
     if (parsed.kind === "invalid") out.push(`${where}.logins[${i}]: ${parsed.reason}`);
   });
-  for (const [key, value] of Object.entries(c.node_labels ?? {})) {
-    const values = Array.isArray(value) ? value : [value];
-    values.forEach((v, i) => {
-      const at = Array.isArray(value) ? `[${i}]` : "";
-      if (isRegexValue(v) && compileAnchored(v) === null) {
-        out.push(
-          `${where}.node_labels[${JSON.stringify(key)}]${at}: regular expression does not compile (or nests quantifiers)`,
-        );
-      }
-    });
-    if (key === "*" && !values.includes("*"))
-      out.push(`${where}.node_labels["*"]: the key "*" only takes the value "*"`);
-  }
+  out.push(...labelProblems(`${where}.node_labels`, c.node_labels));
+  out.push(...labelProblems(`${where}.app_labels`, c.app_labels));
   c.rules?.forEach((rule, i) => {
     for (const r of rule.resources) {
       if (!(RULE_RESOURCES as readonly string[]).includes(r))
@@ -123,6 +130,7 @@ export function semanticProblems(resource: AnyResource, ctx: SemanticContext = {
         out.push("spec.roles: duplicate entries");
       break;
     case "AgentIdentity":
+    case "App":
     case "Lock":
       // An expired Lock is not a problem: it simply no longer counts (auth sweeps it away).
       break;

@@ -83,6 +83,23 @@ function valid(): Record<string, Record<string, unknown>> {
       metadata: { name: "lock-mallory" },
       spec: { target: { user: "mallory" }, message: "investigating", expires: "2030-01-01T00:00:00Z" },
     },
+    App: {
+      apiVersion: V,
+      kind: "App",
+      metadata: { name: "grafana", labels: { env: "staging" } },
+      spec: {
+        uri: "https://grafana.internal:3000/base",
+        public_addr: "dash.proxy.example",
+        description: "Dashboards",
+        rewrite: {
+          headers: [
+            { name: "X-Forwarded-User", value: "{{user}}" },
+            { name: "X-Teams", value: "teams={{internal.teams}};gh={{ external.github_login }}" },
+          ],
+          redirect: ["grafana.internal", "10.0.0.7"],
+        },
+      },
+    },
   };
 }
 
@@ -290,6 +307,102 @@ const invalid: Mutation[] = [
   ],
   ["Lock", "unknown target", (o) => (spec(o)["target"] = { team: "x" }), "spec.target"],
   ["Lock", "expiry without zone", (o) => (spec(o)["expires"] = "2030-01-01T00:00:00"), "spec.expires"],
+  [
+    "App",
+    "dotted name (it is the default host label)",
+    (o) => ((o["metadata"] as Record<string, unknown>)["name"] = "grafana.eu"),
+    "metadata.name: must be a lower-case DNS-1123 label",
+  ],
+  [
+    "App",
+    "name longer than a DNS label",
+    (o) => ((o["metadata"] as Record<string, unknown>)["name"] = "a".repeat(64)),
+    "metadata.name",
+  ],
+  ["App", "uri missing", (o) => delete spec(o)["uri"], "spec.uri"],
+  ["App", "ftp uri", (o) => (spec(o)["uri"] = "ftp://files.internal/"), "spec.uri"],
+  ["App", "uri with credentials", (o) => (spec(o)["uri"] = "http://bob:pw@grafana.internal"), "spec.uri"],
+  ["App", "uri with a query", (o) => (spec(o)["uri"] = "http://grafana.internal/?org=1"), "spec.uri"],
+  ["App", "uri with a fragment", (o) => (spec(o)["uri"] = "http://grafana.internal/#x"), "spec.uri"],
+  [
+    "App",
+    "uri with a bad port",
+    (o) => (spec(o)["uri"] = "http://grafana.internal:99999"),
+    "spec.uri: not a URL",
+  ],
+  [
+    "App",
+    "upper-case public_addr",
+    (o) => (spec(o)["public_addr"] = "Dash.proxy.example"),
+    "spec.public_addr",
+  ],
+  [
+    "App",
+    "public_addr with a single label",
+    (o) => (spec(o)["public_addr"] = "dash"),
+    "spec.public_addr: must be a host name under the proxy's public host",
+  ],
+  [
+    "App",
+    "rewrite of the assertion header (any case)",
+    (o) => (spec(o)["rewrite"] = { headers: [{ name: "SVC-JWT-Assertion", value: "forged" }] }),
+    'spec.rewrite.headers[0].name: "SVC-JWT-Assertion" is a header the proxy owns',
+  ],
+  [
+    "App",
+    "rewrite of Host",
+    (o) => (spec(o)["rewrite"] = { headers: [{ name: "host", value: "evil" }] }),
+    "is a header the proxy owns",
+  ],
+  [
+    "App",
+    "the same header twice",
+    (o) =>
+      (spec(o)["rewrite"] = {
+        headers: [
+          { name: "X-User", value: "a" },
+          { name: "x-user", value: "b" },
+        ],
+      }),
+    'spec.rewrite.headers[1].name: "x-user" is named twice',
+  ],
+  [
+    "App",
+    "a header value with CR LF",
+    (o) => (spec(o)["rewrite"] = { headers: [{ name: "X-User", value: "a\r\nX-Admin: 1" }] }),
+    "spec.rewrite.headers[0].value: must not contain control characters",
+  ],
+  [
+    "App",
+    "a header name with a space",
+    (o) => (spec(o)["rewrite"] = { headers: [{ name: "X User", value: "a" }] }),
+    "spec.rewrite.headers[0].name: must be an HTTP header name",
+  ],
+  [
+    "App",
+    "an unknown template",
+    (o) => (spec(o)["rewrite"] = { headers: [{ name: "X-User", value: "{{secret.key}}" }] }),
+    'spec.rewrite.headers[0].value: "secret.key" is not user',
+  ],
+  [
+    "App",
+    "an unbalanced template",
+    (o) => (spec(o)["rewrite"] = { headers: [{ name: "X-User", value: "{{user}" }] }),
+    "spec.rewrite.headers[0].value: unbalanced",
+  ],
+  [
+    "App",
+    "a redirect host with a scheme",
+    (o) => (spec(o)["rewrite"] = { redirect: ["https://grafana.internal"] }),
+    "spec.rewrite.redirect[0]: must be a lower-case host name",
+  ],
+  [
+    "App",
+    "a redirect host with a port",
+    (o) => (spec(o)["rewrite"] = { redirect: ["grafana.internal:3000"] }),
+    "spec.rewrite.redirect[0]",
+  ],
+  ["App", "unknown spec field", (o) => (spec(o)["port"] = 80), "spec.port: unexpected property"],
   [
     "AgentIdentity",
     "bad condition status",

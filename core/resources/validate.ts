@@ -5,8 +5,9 @@ import { type TypeCheck, TypeCompiler } from "@sinclair/typebox/compiler";
 import { Value } from "@sinclair/typebox/value";
 import { DURATION_PATTERN } from "../duration.ts";
 import { BadParameterError } from "../errors.ts";
+import { HEADER_NAME_PATTERN, HEADER_VALUE_PATTERN } from "./app.ts";
 import { type AnyResource, isResourceKind, kindInfo, RESOURCE_KINDS, type ResourceKind } from "./kinds.ts";
-import { API_VERSION, DNS_SUBDOMAIN_PATTERN } from "./meta.ts";
+import { API_VERSION, DNS_LABEL_PATTERN, DNS_SUBDOMAIN_PATTERN } from "./meta.ts";
 import { inlineSecretProblems, ruleProblems } from "./rules.ts";
 
 export type ValidationResult = { ok: true; resource: AnyResource } | { ok: false; errors: string[] };
@@ -39,6 +40,10 @@ export function fieldPath(pointer: string): string {
 const PATTERN_MESSAGES: Record<string, string> = {
   [DNS_SUBDOMAIN_PATTERN]:
     "must be a lower-case DNS-1123 subdomain (a-z, 0-9, '-', '.'; alphanumeric at both ends)",
+  [DNS_LABEL_PATTERN]:
+    "must be a lower-case DNS-1123 label (a-z, 0-9, '-'; no dots; alphanumeric at both ends)",
+  [HEADER_NAME_PATTERN]: "must be an HTTP header name",
+  [HEADER_VALUE_PATTERN]: "must not contain control characters (CR, LF, NUL, ...)",
   [DURATION_PATTERN]: 'must be a duration such as "30m", "8h", "1h30m" (units s, m, h, d)',
   "^[0-9]{12}$": "must be a 12-digit AWS account id",
   "^[0-9a-f]{64}$": "must be a sha256 in lower-case hex (64 characters)",
