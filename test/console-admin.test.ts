@@ -387,7 +387,17 @@ async function navLabels(page: Page): Promise<string[]> {
   return page.locator('nav[aria-label="Console"] a').allTextContents();
 }
 
-const EVERY_PAGE = ["Nodes", "Recordings", "Audit log", "Users", "Roles", "Join tokens", "Bots", "Account"];
+const EVERY_PAGE = [
+  "Nodes",
+  "Apps",
+  "Recordings",
+  "Audit log",
+  "Users",
+  "Roles",
+  "Join tokens",
+  "Bots",
+  "Account",
+];
 
 describe("the navigation", () => {
   it("shows an admin every page", async () => {
@@ -422,7 +432,7 @@ describe("an ordinary user", () => {
       await setPasswordWithLink(page, url, NEW_PASSWORD);
       await signIn(page, "plain", NEW_PASSWORD, { origin });
       // The admin pages are not in the navigation: they would only say "Not allowed".
-      expect(await navLabels(page)).toEqual(["Nodes", "Recordings", "Account"]);
+      expect(await navLabels(page)).toEqual(["Nodes", "Apps", "Recordings", "Account"]);
       await shoot(page, "shell-user");
       for (const [path, banner] of [
         ["/web/users", "#users-error"],
@@ -433,7 +443,7 @@ describe("an ordinary user", () => {
         // A direct visit still reaches the page, and the server's refusal shows.
         await page.goto(`${origin}${path}`);
         await expect.poll(() => page.locator(banner).textContent()).toMatch(/^Not allowed/);
-        expect(await navLabels(page)).toEqual(["Nodes", "Recordings", "Account"]);
+        expect(await navLabels(page)).toEqual(["Nodes", "Apps", "Recordings", "Account"]);
         expect(await page.locator("table").count()).toBe(0);
         expect(await page.locator("#create-user-open, #create-token-open").count()).toBe(0);
       }

@@ -24,6 +24,8 @@ export const CONSOLE_ROUTES = [
   "/web/login",
   "/web/reset",
   "/web/nodes",
+  "/web/apps",
+  "/web/launch/:host",
   "/web/terminal",
   "/web/recordings",
   "/web/recordings/:id",

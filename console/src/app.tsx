@@ -11,6 +11,8 @@ import { SessionContext, useLoadSession, useSession } from "./session.tsx";
 const Login = lazy(() => import("./pages/login.tsx"));
 const Reset = lazy(() => import("./pages/reset.tsx"));
 const Nodes = lazy(() => import("./pages/nodes.tsx"));
+const Apps = lazy(() => import("./pages/apps.tsx"));
+const Launch = lazy(() => import("./pages/launch.tsx"));
 const Terminal = lazy(() => import("./pages/terminal.tsx"));
 const Recordings = lazy(() => import("./pages/recordings.tsx"));
 const Recording = lazy(() => import("./pages/recording.tsx"));
@@ -28,6 +30,7 @@ const Account = lazy(() => import("./pages/account.tsx"));
  */
 export const NAV: Array<{ href: string; label: string; needs?: string }> = [
   { href: "/web/nodes", label: "Nodes" },
+  { href: "/web/apps", label: "Apps" },
   { href: "/web/recordings", label: "Recordings" },
   { href: "/web/audit", label: "Audit log", needs: "audit:list" },
   { href: "/web/users", label: "Users", needs: "users:list" },
@@ -156,6 +159,8 @@ function Console() {
         <Router>
           <Route path="/" component={() => <Redirect to="/web/nodes" />} />
           <Route path="/nodes" component={Nodes} />
+          <Route path="/apps" component={Apps} />
+          <Route path="/launch/:host" component={Launch} />
           <Route path="/terminal" component={Terminal} />
           <Route path="/recordings" component={Recordings} />
           <Route path="/recordings/:id" component={Recording} />

@@ -15,6 +15,7 @@ type RoleRow = RoleList["items"][number];
 interface Conditions {
   logins?: string[];
   node_labels?: Record<string, string | string[]>;
+  app_labels?: Record<string, string | string[]>;
   rules?: Array<{ resources: string[]; verbs: string[] }>;
   workload_spiffe_ids?: string[];
 }
@@ -27,8 +28,8 @@ function conditionsOf(spec: Record<string, unknown>, key: "allow" | "deny"): Con
   return isObject(c) ? (c as Conditions) : undefined;
 }
 
-function labelsText(labels: Record<string, string | string[]>): string {
-  if (labels["*"] === "*" || (Array.isArray(labels["*"]) && labels["*"].includes("*"))) return "any node";
+function labelsText(labels: Record<string, string | string[]>, any = "any node"): string {
+  if (labels["*"] === "*" || (Array.isArray(labels["*"]) && labels["*"].includes("*"))) return any;
   return Object.entries(labels)
     .map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(" or ") : v}`)
     .join(", ");
@@ -43,6 +44,8 @@ function ConditionRows(props: { title: string; c: Conditions | undefined }) {
   if (c.logins?.length) rows.push(["Logins", c.logins.join(", ")]);
   if (c.node_labels && Object.keys(c.node_labels).length > 0)
     rows.push(["Nodes labelled", labelsText(c.node_labels)]);
+  if (c.app_labels && Object.keys(c.app_labels).length > 0)
+    rows.push(["Apps labelled", labelsText(c.app_labels, "any app")]);
   for (const r of c.rules ?? []) {
     rows.push(["May", `${words(r.verbs, "do anything")} on ${words(r.resources, "every resource")}`]);
   }
