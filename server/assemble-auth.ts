@@ -138,6 +138,11 @@ export async function startAuthRole(o: {
       : {}),
     // WebAuthn ceremonies are bound to the proxy's public address, decided here, not by callers.
     relyingParty: relyingParty(proxyConfigFrom(o.config, SERVER_VERSION)),
+    // Application access: app hosts live under the proxy's public host; assertions by the App CA.
+    apps: {
+      publicUrl: proxyConfigFrom(o.config, SERVER_VERSION).publicUrl,
+      signingKey: () => o.cas.appJwtKeys[0],
+    },
     agentJoin,
     nodeRenewal,
     caRotation,

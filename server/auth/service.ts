@@ -53,6 +53,7 @@ import type { WebAuthnRelyingParty__Output } from "../../proto/generated/svc/v1/
 import { AdminJoinTokens } from "./admin-join-tokens.ts";
 import { PasswordResets } from "./admin-password-reset.ts";
 import { AdminUsers } from "./admin-users.ts";
+import { AppAccess, type AppAccessOptions } from "./apps/access.ts";
 import { checkEmittable, EMIT_LIMITS, EmitRateLimiter } from "./audit-emit.ts";
 import { ADMIN_CAPABILITIES, RECORDINGS_ADMIN } from "./authz.ts";
 import type { CaRotation } from "./ca-rotation.ts";
@@ -154,6 +155,8 @@ export interface AuthServiceDeps {
   /** CA rotation state for WatchTrust snapshots (cas.status()) and its change hook (cas.onChange). */
   authorities?: () => CertAuthorityStatus[];
   onAuthoritiesChange?: (fn: () => void) => () => void;
+  /** Application access (apps/access.ts): the proxy's public URL and the App CA; else UNIMPLEMENTED. */
+  apps?: AppAccessOptions;
 }
 
 export const AUDIT_DEFAULT_LIMIT = 50;
@@ -265,6 +268,8 @@ export class AuthService {
   readonly sessionFeed: SessionFeed;
   /** WatchInventory: roles, users and nodes for the proxies' caches (inventory-feed.ts). */
   readonly inventoryFeed: InventoryFeed;
+  /** Application access: the app sessions and their RPCs (apps/access.ts). */
+  readonly apps: AppAccess | undefined;
   /** Every SSH user certificate issued, for ExportKrl (cert-journal.ts). */
   readonly #journal: CertJournal;
   readonly #krlCache = new KrlCache();
@@ -285,9 +290,12 @@ export class AuthService {
       backend: deps.backend,
       clock: deps.clock,
       onRevoked: (user, hashes) => this.sessionFeed.revoked(user, hashes),
+      // A web session's app sessions end with it (logout, revokeAll on deletion or lock).
+      afterRevoked: async (user, hashes) => this.apps?.webSessionsEnded(user, hashes),
       ...(deps.sessionTtlMs ? { ttlMs: deps.sessionTtlMs } : {}),
     });
     this.webauthn = new WebAuthnStore({ backend: deps.backend, clock: deps.clock });
+    this.apps = deps.apps ? this.#appAccess(deps.apps) : undefined;
     this.nodes = new NodeStore({
       backend: deps.backend,
       clock: deps.clock,
@@ -591,10 +599,37 @@ export class AuthService {
 
   close(): void {
     this.#unsubscribe();
+    this.apps?.close();
     this.trustFeed.close();
     void this.sessionFeed.close();
     this.inventoryFeed.close();
     this.locks.close();
+  }
+
+  /** Application access, deciding with this service's view of users, sessions and locks. */
+  #appAccess(o: AppAccessOptions): AppAccess {
+    const apps = new AppAccess({
+      ...o,
+      backend: this.#d.backend,
+      source: this.#d.source,
+      clock: this.#d.clock,
+      logger: this.#d.logger,
+      user: async (name) => {
+        await this.#loadSsoUser(name);
+        const checker = this.#activeChecker(name);
+        const traits = this.#user(name)?.spec.traits ?? {};
+        // As checkerFor: an SSO user's traits are the provider's claims, read by both namespaces.
+        return checker ? { checker, internal: traits, external: traits } : undefined;
+      },
+      lockRefusal: (name) => this.#userLockRefusal(name),
+      webSessionLive: async (name, hash) => {
+        const s = await this.sessions.byHash(hash);
+        return s !== undefined && s.username === name && (await this.#sessionActive(name, s));
+      },
+      audit: (e) => this.#audit(e),
+    });
+    apps.start();
+    return apps;
   }
 
   // ---- locks (docs/locks.md): every refusal goes through lockRefusal of the covering lock --------
@@ -957,6 +992,21 @@ export class AuthService {
       });
       return {};
     }),
+
+    // ---- application access (apps/access.ts, docs/apps.md)
+    ListApps: unary(async (_req, caller) => wired(this.apps, "ListApps").listApps(caller)),
+    CreateAppSession: unary(async (req, caller) =>
+      wired(this.apps, "CreateAppSession").createAppSession(req, caller),
+    ),
+    ExchangeAppSession: unary(async (req, caller) =>
+      wired(this.apps, "ExchangeAppSession").exchange(req, caller),
+    ),
+    GetAppSession: unary(async (req, caller) => wired(this.apps, "GetAppSession").get(req, caller)),
+    DeleteAppSession: unary(async (req, caller) => {
+      await wired(this.apps, "DeleteAppSession").remove(req.session_id, caller);
+      return {};
+    }),
+    LogoutApps: unary(async (req, caller) => wired(this.apps, "LogoutApps").logoutApps(req.app_name, caller)),
 
     ListNodes: unary(async (req, caller) =>
       queryNodes(await this.nodes.list(), this.#checkerOrDeny(requireUser(caller).username), req),

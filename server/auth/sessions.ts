@@ -58,18 +58,25 @@ export class SessionStore {
   readonly #clock: Clock;
   readonly #ttlMs: number;
   readonly #onRevoked: ((username: string, hashes: string[]) => void) | undefined;
+  readonly #afterRevoked: ((username: string, hashes: string[]) => Promise<void>) | undefined;
 
-  /** `onRevoked`: told after sessions are gone from the backend (the proxies' feed, session-feed.ts). */
+  /**
+   * `onRevoked`: told after sessions are gone from the backend (the proxies' feed, session-feed.ts).
+   * `afterRevoked`: awaited after that, before revoke/revokeAll return (the app sessions made from
+   * them end: apps/access.ts), so a logout that answered has ended them; it must not throw.
+   */
   constructor(deps: {
     backend: Backend;
     clock: Clock;
     ttlMs?: number;
     onRevoked?: (username: string, hashes: string[]) => void;
+    afterRevoked?: (username: string, hashes: string[]) => Promise<void>;
   }) {
     this.#backend = deps.backend;
     this.#clock = deps.clock;
     this.#ttlMs = deps.ttlMs ?? SESSION_TTL_MS;
     this.#onRevoked = deps.onRevoked;
+    this.#afterRevoked = deps.afterRevoked;
   }
 
   get ttlMs(): number {
@@ -113,7 +120,10 @@ export class SessionStore {
   /** The live session for a bearer secret; NotAuthenticatedError when unknown, expired or revoked. */
   async validate(id: string): Promise<WebSession> {
     if (!SESSION_ID_PATTERN.test(id)) throw new NotAuthenticatedError("invalid or expired session");
-    const hash = hashSecret(id);
+    return this.#validated(hashSecret(id));
+  }
+
+  async #validated(hash: string): Promise<WebSession> {
     try {
       const item = await this.#backend.get(SESSION_PREFIX + hash);
       const v = item.value as JsonObject;
@@ -138,6 +148,16 @@ export class SessionStore {
     }
   }
 
+  /** The live session with this hash (neither revoked nor expired), else undefined. */
+  async byHash(hash: string): Promise<WebSession | undefined> {
+    try {
+      return await this.#validated(hash);
+    } catch (err) {
+      if (isNotFound(err) || err instanceof NotAuthenticatedError) return undefined;
+      throw err;
+    }
+  }
+
   /** Whether the session with this hash is still live (neither revoked nor expired). */
   async liveByHash(hash: string): Promise<boolean> {
     try {
@@ -154,6 +174,7 @@ export class SessionStore {
     await this.#backend.delete(SESSION_PREFIX + hash).catch(ignoreNotFound);
     this.#onRevoked?.(username, [hash]);
     await this.#backend.delete(`${USER_INDEX_PREFIX}${username}/${hash}`).catch(ignoreNotFound);
+    await this.#afterRevoked?.(username, [hash]);
   }
 
   /** Revokes every session of a user (deletion, lock); returns how many were live. */
@@ -177,6 +198,7 @@ export class SessionStore {
       this.#onRevoked?.(username, gone);
     }
     await this.#backend.deleteRange(`${USER_INDEX_PREFIX}${username}/`);
+    await this.#afterRevoked?.(username, gone);
     return n;
   }
 }
