@@ -131,6 +131,80 @@ describe("canSeeNode", () => {
   });
 });
 
+describe("checkAppAccess (app_labels, as node_labels)", () => {
+  const grafana = { name: "grafana", labels: { env: "staging", team: "web" } };
+  const prodApp = { name: "billing", labels: { env: "prod", team: "pay" } };
+  const unlabelled = { name: "wiki" };
+  const webApps = role("web-apps", { allow: { app_labels: { team: "web" } } });
+  const stagingTeams = role("staging-teams", {
+    allow: { app_labels: { env: "staging", team: ["^(web|data)$", "ops"] } },
+  });
+  const allApps = role("all-apps", { allow: { app_labels: { "*": "*" } } });
+  const noProdApps = role("no-prod-apps", { deny: { app_labels: { env: "prod" } } });
+  const noAnyApps = role("no-apps", { deny: { app_labels: { "*": "*" } } });
+  const payApps = role("pay-apps", { allow: { app_labels: { team: "pay" } } });
+  // Node labels grant no app, and app labels no node: the two selectors are separate.
+  const nodesOnly = role("nodes-only", { allow: { logins: ["x"], node_labels: { "*": "*" } } });
+  const brokenDeny = role("broken-app-deny", { deny: { app_labels: { env: "^(prod$" } } });
+
+  const cases: [string, Role[], { name: string; labels?: Record<string, string> }, boolean, RegExp][] = [
+    ["exact label allows", [webApps], grafana, true, /app "grafana" allowed by role "web-apps"/],
+    ["exact label does not match another app", [webApps], prodApp, false, /no role allows app "billing"/],
+    ["regex and list values (anchored)", [stagingTeams], grafana, true, /staging-teams/],
+    [
+      "regex anchored: every allow key must match",
+      [stagingTeams],
+      { name: "x", labels: { env: "staging", team: "webby" } },
+      false,
+      /no role allows/,
+    ],
+    ["wildcard reaches an app without labels", [allApps], unlabelled, true, /all-apps/],
+    ["a role with no app_labels grants nothing", [auditor], grafana, false, /no role allows app "grafana"/],
+    ["node_labels do not grant apps", [nodesOnly], grafana, false, /no role allows/],
+    ["no roles, no apps", [], grafana, false, /no role allows/],
+    ["deny wins over wildcard allow", [allApps, noProdApps], prodApp, false, /denied by role "no-prod-apps"/],
+    ["deny wins regardless of role order", [noProdApps, payApps], prodApp, false, /no-prod-apps/],
+    ["deny leaves other apps", [allApps, noProdApps], grafana, true, /all-apps/],
+    ["wildcard deny ends all app access", [admin, noAnyApps], unlabelled, false, /denied by role "no-apps"/],
+    ["several roles: the one that matches grants", [webApps, payApps], prodApp, true, /pay-apps/],
+    [
+      "a deny regex that does not compile denies (fail closed)",
+      [allApps, brokenDeny],
+      prodApp,
+      false,
+      /broken/,
+    ],
+    ["a role option lock denies", [allApps, locked], grafana, false, /locked/],
+    ["preset admin reaches every app", [admin], prodApp, true, /admin/],
+    ["preset access reaches every app", [access], unlabelled, true, /access/],
+  ];
+  it.each(cases)("%s", (_label, roles, app, allowed, reason) => {
+    const decision = subject(roles).checkAppAccess(app);
+    expect(decision.allowed).toBe(allowed);
+    expect(decision.reason).toMatch(reason);
+    expect(subject(roles).canAccessApp(app)).toBe(allowed);
+  });
+
+  it("assertAppAccess throws AccessDeniedError naming the app, not the role", () => {
+    expect(() => subject([allApps, noProdApps]).assertAppAccess(prodApp)).toThrow(AccessDeniedError);
+    expect(() => subject([allApps, noProdApps]).assertAppAccess(prodApp)).toThrow(
+      /^access denied: app billing$/,
+    );
+    expect(() => subject([webApps]).assertAppAccess(grafana)).not.toThrow();
+  });
+
+  it("a disabled user reaches no app", () => {
+    const u = parseResource({
+      apiVersion: "svc.dev/v1",
+      kind: "User",
+      metadata: { name: "alice" },
+      spec: { roles: ["admin"], disabled: true },
+    }) as User;
+    const { checker } = accessForUser(u, (n) => presets().find((r) => r.metadata.name === n));
+    expect(checker.canAccessApp(grafana)).toBe(false);
+  });
+});
+
 describe("can (admin API rules)", () => {
   const cases: [string, Role[], string, string, boolean][] = [
     ["admin: any resource and verb from its rules", [admin], "users", "delete", true],

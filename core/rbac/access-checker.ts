@@ -19,6 +19,12 @@ export interface AccessSubject {
   externalTraits?: Traits;
 }
 
+/** What the app decision reads from an App: its name (for the reason) and metadata.labels. */
+export interface AppTarget {
+  name: string;
+  labels?: NodeLabels | undefined;
+}
+
 export interface Decision {
   allowed: boolean;
   reason: string;
@@ -129,6 +135,32 @@ export class AccessChecker {
     if (this.#lockedBy()) return false;
     if (this.#nodeDeniedBy(labels) !== undefined) return false;
     return this.#roles.some((r) => allowMatches(r.allow.node_labels, labels));
+  }
+
+  /**
+   * May this identity reach the app (its name and metadata.labels) through the proxy? Exactly the
+   * node rule on app_labels: a deny match in any role wins, else some role's allow must match
+   * (a role without app_labels grants no app). The reason names the deciding role.
+   */
+  checkAppAccess(app: AppTarget): Decision {
+    const locked = this.#lockedBy();
+    if (locked) return { allowed: false, reason: locked };
+    const labels = app.labels ?? {};
+    const deny = this.#roles.find((r) => denyMatches(r.deny.app_labels, labels));
+    if (deny) return { allowed: false, reason: `app "${app.name}" denied by role "${deny.name}"` };
+    const grant = this.#roles.find((r) => allowMatches(r.allow.app_labels, labels));
+    if (grant) return { allowed: true, reason: `app "${app.name}" allowed by role "${grant.name}"` };
+    return { allowed: false, reason: `no role allows app "${app.name}"` };
+  }
+
+  /** checkAppAccess as a boolean (listing apps). */
+  canAccessApp(app: AppTarget): boolean {
+    return this.checkAppAccess(app).allowed;
+  }
+
+  /** Throws AccessDeniedError naming the app (no role detail) when checkAppAccess denies. */
+  assertAppAccess(app: AppTarget): void {
+    if (!this.canAccessApp(app)) throw new AccessDeniedError(`access denied: app ${app.name}`);
   }
 
   /**

@@ -2,6 +2,7 @@
 export {
   AccessChecker,
   type AccessSubject,
+  type AppTarget,
   accessForUser,
   type Decision,
   type MergedOptions,

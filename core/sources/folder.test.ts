@@ -120,6 +120,31 @@ describe("FolderSource", () => {
     await expect(source.remove("User", "alice")).rejects.toThrow(/not found/);
   });
 
+  it("reads Apps and reports one that reserves a proxy header, keeping the good ones", async () => {
+    const app = (name: string, header: string) => `apiVersion: svc.dev/v1
+kind: App
+metadata:
+  name: ${name}
+  labels: {env: staging}
+spec:
+  uri: http://127.0.0.1:8080
+  rewrite:
+    headers: [{name: ${header}, value: "{{user}}"}]
+`;
+    await writeFile(
+      join(dir, "apps.yaml"),
+      `${app("grafana", "X-User")}---\n${app("forged", "Svc-Jwt-Assertion")}`,
+    );
+    source = new FolderSource({ dir });
+    await source.start();
+    expect(source.list("App").map((a) => a.metadata.name)).toEqual(["grafana"]);
+    expect(source.get("App", "grafana")?.spec.uri).toBe("http://127.0.0.1:8080");
+    expect(source.get("App", "grafana")?.metadata.labels).toEqual({ env: "staging" });
+    const problems = source.problems();
+    expect(problems).toHaveLength(1);
+    expect(problems[0]?.reason).toContain('"Svc-Jwt-Assertion" is a header the proxy owns');
+  });
+
   it("refuses to write an invalid resource", async () => {
     source = new FolderSource({ dir });
     await source.start();

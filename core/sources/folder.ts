@@ -13,7 +13,7 @@ import { validateResource } from "../resources/index.ts";
 import { ResourceCache } from "./cache.ts";
 import type { ResourceSource, ResourceWriter, SourceEvent, SourceProblem } from "./source.ts";
 
-const KINDS: ResourceKind[] = ["Role", "User", "Connector", "JoinToken", "AgentIdentity", "Lock"];
+const KINDS: ResourceKind[] = ["Role", "User", "Connector", "JoinToken", "AgentIdentity", "Lock", "App"];
 /** Where resources written through the writer (admin CLI) live, one file each. */
 export const MANAGED_DIR = "managed";
 const MAX_FILE_BYTES = 4 * 1024 * 1024;
