@@ -7,6 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { type Client, Metadata, type MethodDefinition, type ServiceError, status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { generateJwtKey } from "../core/ca/jwt.ts";
 import type { AuthServiceClient } from "../proto/generated/svc/v1/AuthService.ts";
 import { AUTHZ_TABLE, describeAccess } from "../server/auth/authz.ts";
 import { agentMetadata, createAuthClient, userMetadata } from "../server/auth/client.ts";
@@ -72,6 +73,12 @@ const EXPECTED: Record<string, string> = {
   BindSSOAuthRequest: "unauthenticated",
   ValidateSSOResponse: "unauthenticated",
   ExchangeSSOCode: "unauthenticated",
+  ListApps: "user",
+  CreateAppSession: "user",
+  ExchangeAppSession: "agent",
+  GetAppSession: "agent",
+  DeleteAppSession: "agent",
+  LogoutApps: "user",
 };
 
 type CallerName = "anonymous" | "user" | "admin" | "agent" | "bot" | "operator";
@@ -94,10 +101,19 @@ let proxy: AuthServiceClient;
  * node certificate but no registration, so the proxy identity speaks for the agent kind there
  * (test/krl.test.ts covers the unknown node).
  */
-const AGENT_AS_PROXY = new Set(["ExportKrl", "WatchSessions", "WatchInventory"]);
+const AGENT_AS_PROXY = new Set([
+  "ExportKrl",
+  "WatchSessions",
+  "WatchInventory",
+  // Proxy identities only (test/auth-apps.test.ts refuses a node there).
+  "ExchangeAppSession",
+  "GetAppSession",
+  "DeleteAppSession",
+]);
 
 beforeAll(async () => {
-  env = await startAuthEnv();
+  const appKey = await generateJwtKey();
+  env = await startAuthEnv({ apps: { publicUrl: "https://proxy.test", signingKey: () => appKey } });
   agent = await env.agentClient("walker");
   bot = await env.botClient("ci-bot");
   // The operator's service identity: a host-CA certificate for svc://operator/<name>.

@@ -27,7 +27,7 @@ import { createAuthClient } from "../server/auth/client.ts";
 import type { LockoutPolicy } from "../server/auth/login.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import { type RunningAuthServer, startAuthServer } from "../server/auth/server.ts";
-import type { AuthKeyMaterial } from "../server/auth/service.ts";
+import type { AuthKeyMaterial, AuthServiceDeps } from "../server/auth/service.ts";
 
 export interface TestPki {
   hostCa: X509Issuer;
@@ -157,6 +157,8 @@ export async function startAuthEnv(
     lockout?: LockoutPolicy;
     clock?: Clock;
     heartbeatIntervalSeconds?: number;
+    /** Application access (public URL, App CA key); without it the app RPCs are UNIMPLEMENTED. */
+    apps?: AuthServiceDeps["apps"];
   } = {},
 ): Promise<AuthTestEnv> {
   const clock = opts.clock ?? systemClock;
@@ -175,6 +177,7 @@ export async function startAuthEnv(
     port: 0,
     ...(opts.lockout ? { lockout: opts.lockout } : {}),
     ...(opts.heartbeatIntervalSeconds ? { heartbeatIntervalSeconds: opts.heartbeatIntervalSeconds } : {}),
+    ...(opts.apps ? { apps: opts.apps } : {}),
   });
   const clients: AuthServiceClient[] = [];
   const client = createAuthClient({
