@@ -1,6 +1,7 @@
 // svc: the user CLI (docs/cli.md). Talks to the proxy over HTTPS only.
 import { Command, Option } from "commander";
 import { runCli } from "./exit-codes.ts";
+import { addAppsCommand } from "./svc-apps.ts";
 import { certs } from "./svc-certs.ts";
 import { ls } from "./svc-nodes.ts";
 import { CLIENT_VERSION, login, logout, ping, status } from "./svc-session.ts";
@@ -98,6 +99,8 @@ login. Connectors: GET https://<proxy>/v1/webapi/connectors/public.`,
     .action(async (target: string, command: string[], o: { direct?: boolean; login?: string }) => {
       process.exitCode = await ssh(target, command, o);
     });
+
+  addAppsCommand(program);
 
   return program;
 }

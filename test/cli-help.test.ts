@@ -6,7 +6,21 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { run } from "./cli-fixture.ts";
 
-const SVC = ["", "ping", "login", "status", "logout", "ls", "certs", "ssh"];
+const SVC = [
+  "",
+  "ping",
+  "login",
+  "status",
+  "logout",
+  "ls",
+  "certs",
+  "ssh",
+  "apps",
+  "apps ls",
+  "apps login",
+  "apps logout",
+  "apps config",
+];
 const SVCD = ["", "start", "auth", "proxy", "agent", "agentless", "bot", "operator"];
 const SVCCTL = [
   "",
@@ -74,6 +88,8 @@ describe("exit codes without a platform", () => {
     for (const [prog, args] of [
       ["svc", ["status"]],
       ["svc", ["ls"]],
+      ["svc", ["apps", "ls"]],
+      ["svc", ["apps", "config", "grafana"]],
       ["svcctl", ["users", "ls"]],
     ] as const) {
       const r = await run(prog, [...args], { env: { SVC_HOME: home } });
