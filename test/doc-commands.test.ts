@@ -174,6 +174,12 @@ const ELSEWHERE: Elsewhere[] = [
     why: "svc login --auth needs an identity provider and a browser: the SSO CLI test runs the guide's commands against oidc-provider with Chromium",
   },
   {
+    file: "docs/apps.md",
+    by: ["test/apps-docs.test.ts"],
+    reads: "apps.md",
+    why: "an App needs an upstream and a signed-in user: the guide's test runs its commands against svcd start with go-httpbin, and its verification example as the app",
+  },
+  {
     file: "docs/tunnels.md",
     by: ["test/tunnel-cli.test.ts"],
     evidence: ['"--proxy"', '"--tunnel"', '"--ca-pin"', '"--token"', '"--data-dir"'],
