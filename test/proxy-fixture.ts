@@ -81,6 +81,8 @@ export interface AuthSide {
 export interface AuthSideOptions {
   sessionTtlMs?: number;
   lockout?: LockoutPolicy;
+  /** application access on (docs/apps.md): apps live under PUBLIC_HOST, assertions by the App CA */
+  apps?: boolean;
 }
 
 export async function startAuthSide(o: AuthSideOptions = {}): Promise<AuthSide> {
@@ -166,6 +168,7 @@ export async function startAuthSide(o: AuthSideOptions = {}): Promise<AuthSide> 
       relyingParty: { rpId: PUBLIC_HOST, rpName: "proxy-test", origin: PUBLIC_ORIGIN },
       ...(o.sessionTtlMs ? { sessionTtlMs: o.sessionTtlMs } : {}),
       ...(o.lockout ? { lockout: o.lockout } : {}),
+      ...(o.apps ? { apps: { publicUrl: PUBLIC_ORIGIN, signingKey: () => cas.appJwtKeys[0] } } : {}),
     });
     cleanups.push(() => auth.close(1000));
     return {
