@@ -51,9 +51,10 @@ function NoApps() {
   return (
     <EmptyState title="No apps for you yet">
       <p>
-        An administrator adds an App with a manifest: a file in the manifests folder (<code>svc start</code>
-        ), or <code>kubectl apply -f app.yaml</code> on Kubernetes. A role whose <code>app_labels</code> match
-        the App's labels lets its users reach it, at <code>https://&lt;name&gt;.&lt;proxy host&gt;</code>.
+        An administrator adds an App with a manifest: a file in the manifests folder of{" "}
+        <code>svcd start</code>, or <code>kubectl apply -f app.yaml</code> on Kubernetes. A role whose{" "}
+        <code>app_labels</code> match the App's labels lets its users reach it, at{" "}
+        <code>https://&lt;name&gt;.&lt;proxy host&gt;</code>.
       </p>
       <p>For example:</p>
       <pre class="app-example">{EXAMPLE}</pre>
@@ -155,7 +156,7 @@ export default function AppsPage() {
             id="app-search"
             name="search"
             type="search"
-            placeholder="name, address or env=prod"
+            placeholder="name or env=prod"
             defaultValue={search}
             key={`s-${search}`}
             maxLength={256}

@@ -57,7 +57,8 @@ export default function LaunchPage() {
     // Once per page: a code is single-use, a second request would only waste one.
     if (!session || problem || started.current) return;
     started.current = true;
-    startAppSession(host)
+    // The web API takes the bare host name, lower-case (as the proxy compares it).
+    startAppSession(host.toLowerCase().replace(/:\d+$/, ""))
       .then((answer) => {
         const target = appLoginTarget(answer.login_url, host, {
           code: answer.code,
