@@ -21,6 +21,7 @@ import { setPassword } from "../auth/passwords.ts";
 import { splitHostPort } from "../config.ts";
 import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
 import { createLogger, type Logger } from "../logger.ts";
+import { startAppAccess } from "../proxy/apps/index.ts";
 import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
@@ -39,6 +40,7 @@ import { GrpcTerminalAuthApi } from "../proxy/terminal-auth.ts";
 import { terminalRoutes } from "../proxy/terminal-route.ts";
 import { createProxyTunnels } from "../proxy/tunnel/index.ts";
 import { proxyAuthConnection } from "../proxy/tunnel/registration.ts";
+import { proxyPublicNames } from "../roles/proxy-identity.ts";
 import { ServerCertRenewer } from "../roles/server-cert-renewal.ts";
 import { untilSignal } from "../signals.ts";
 import { SERVER_VERSION } from "../version.ts";
@@ -191,8 +193,9 @@ export async function startEmbedded(
     );
     const publicHost = new URL(proxyConfig.publicUrl).hostname;
     // The proxy's server and client certificates renew live at half their life (proxy-renewal.ts).
+    // Its app hosts too (*.<public host>, docs/apps.md).
     const issueProxyTls = () =>
-      issueServerIdentity(cas, { commonName: publicHost, hosts: [publicHost], clock });
+      issueServerIdentity(cas, { commonName: publicHost, hosts: proxyPublicNames(publicHost), clock });
     const issueProxyClient = () =>
       issueServiceClientIdentity(cas, { role: "proxy", name: config.cluster_name, clock });
     const authTarget = {
@@ -277,9 +280,23 @@ export async function startEmbedded(
       isRegisteredNode: async (id) => (await nodeRecords.get(id)) !== undefined,
       logger: logger.child({ component: "proxy-tunnel" }),
     });
+    // Application access (docs/apps.md): the app hosts' server, checked against the same locks
+    // and web-session revocations as the console.
+    const apps = startAppAccess({
+      connection: () => authConnection,
+      publicUrl: proxyConfig.publicUrl,
+      tls: proxyIdentity.serverTls(),
+      locks: trust.locks,
+      sessions,
+      clock,
+      logger: logger.child({ component: "proxy-apps" }),
+      metrics: registry,
+    });
+    closers.push(() => apps.close());
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfig,
       tls: proxyIdentity.serverTls(),
+      apps,
       authApi: inventory.serveAuthApi(trust.locks.guardSessions(sessions.guard(authApi))),
       logger: logger.child({ component: "proxy" }),
       ready: () => source.synced(),
@@ -320,6 +337,7 @@ export async function startEmbedded(
       const server = proxy.app.server;
       if (server instanceof HttpsServer)
         server.setSecureContext({ cert: t.certPem, key: t.keyPem, minVersion: "TLSv1.2" });
+      apps.setTls(t.certPem, t.keyPem);
     });
     proxyIdentity.start();
     // A host X.509 CA phase change (docs/ca-rotation.md): the proxy's clients to auth are rebuilt

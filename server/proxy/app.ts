@@ -1,5 +1,6 @@
 // Assembles the proxy: one plugin per concern, then the routes. Not listening; server.ts binds it.
 import { createServer } from "node:https";
+import type { Socket } from "node:net";
 import Fastify, {
   type FastifyInstance,
   type FastifyPluginAsync,
@@ -51,6 +52,11 @@ export interface ProxyDeps {
   authPassthrough?: { address: string; serverName: string };
   /** The role's metrics registry: connection routing counters are registered in it. */
   metrics?: Registry;
+  /**
+   * Application access (docs/apps.md): connections whose SNI names an app host (one label under
+   * the public host) go to `handle`. Without it such names reach the web server as before.
+   */
+  apps?: { handle(socket: Socket): void };
 }
 
 /** What the listener around the app tells it (server.ts). */

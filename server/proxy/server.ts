@@ -44,6 +44,7 @@ export async function startProxyServer(deps: ProxyDeps): Promise<ProxyServer> {
   const active = new TlsRouter({
     logger: deps.logger,
     web: (socket) => https.emit("connection", socket),
+    apps: deps.apps ? (socket) => deps.apps?.handle(socket) : undefined,
     authPassthrough: deps.authPassthrough,
     publicHost: new URL(deps.config.publicUrl).hostname,
     helloTimeoutMs: deps.config.clientHelloTimeoutMs,

@@ -75,6 +75,11 @@ export class SessionCache {
   readonly #entries = new Map<string, Entry>();
   /** Bumped by everything that may invalidate: a fill that began before it is stored stale. */
   #gen = 0;
+  /**
+   * Hashes of sessions revoked lately, cached or not (oldest forgotten first): app sessions
+   * started from one end with it (revoked()), even when this proxy never cached the parent.
+   */
+  readonly #revokedHashes = new Set<string>();
   #state: StreamState = "stopped";
   #position = "";
   #keepaliveSeconds = DEFAULT_KEEPALIVE_SECONDS;
@@ -254,6 +259,20 @@ export class SessionCache {
     this.#gen++;
     const entry = this.#entries.get(hash);
     if (entry) entry.revoked = true;
+    this.#revokedHashes.delete(hash);
+    this.#revokedHashes.add(hash);
+    if (this.#revokedHashes.size > this.#max) {
+      const oldest = this.#revokedHashes.values().next().value;
+      if (oldest !== undefined) this.#revokedHashes.delete(oldest);
+    }
+  }
+
+  /**
+   * Whether this proxy knows the session with this SHA-256 hex to be revoked (a logout here or a
+   * "revoked" event). False means only "not known to be": auth is the one that can say more.
+   */
+  revoked(hash: string): boolean {
+    return this.#entries.get(hash)?.revoked === true || this.#revokedHashes.has(hash);
   }
 
   #markStale(pred: (e: Entry) => boolean): void {

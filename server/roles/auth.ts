@@ -33,7 +33,7 @@ import {
   startSource,
 } from "./common.ts";
 import { LiveResources } from "./live-source.ts";
-import { ProxyIdentitySecret } from "./proxy-identity.ts";
+import { ProxyIdentitySecret, proxyPublicNames } from "./proxy-identity.ts";
 import { ServerCertRenewer } from "./server-cert-renewal.ts";
 
 export interface RoleDeps {
@@ -211,7 +211,8 @@ export async function startAuth(config: Config, deps: RoleDeps = {}): Promise<Ru
         namespace: config.source.namespace,
         secretName: identity.secret_name,
         cas,
-        names: [splitHostPort(config.proxy.public_addr).host, ...identity.dns_names],
+        // The public host and its app hosts (*.<host>, docs/apps.md), then the in-cluster names.
+        names: [...proxyPublicNames(splitHostPort(config.proxy.public_addr).host), ...identity.dns_names],
         clientName: config.cluster_name,
         ttlMs: parseDuration(identity.ttl),
         clock,

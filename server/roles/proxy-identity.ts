@@ -48,6 +48,15 @@ export const NAMES_ANNOTATION = "svc.dev/names";
 
 const IP = /^(\d{1,3}(\.\d{1,3}){3}|[0-9a-f:]*:[0-9a-f:]*)$/i;
 
+/**
+ * The names the proxy's server certificate carries for its public host: the host itself and,
+ * for a DNS name, `*.<host>` (app hosts are one label under it; docs/apps.md). An IP has no
+ * subdomains, so it gets no wildcard.
+ */
+export function proxyPublicNames(publicHost: string): string[] {
+  return IP.test(publicHost) ? [publicHost] : [publicHost, `*.${publicHost}`];
+}
+
 export async function issueProxyIdentity(
   cas: CertificateAuthorities,
   o: { names: readonly string[]; clientName: string; ttlSeconds: number; clock: Clock },

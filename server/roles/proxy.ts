@@ -12,6 +12,7 @@ import { firstAuthAddress } from "../auth/client.ts";
 import { type Config, loadConfigFile, splitHostPort } from "../config.ts";
 import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
 import { createLogger } from "../logger.ts";
+import { startAppAccess } from "../proxy/apps/index.ts";
 import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
@@ -253,8 +254,26 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
       metrics: registry,
     });
     closers.add(async () => inventory.close());
+    // Application access (docs/apps.md): the app hosts' server, on the same TLS material (the
+    // identity names *.<public host>; proxy.public_tls may too), locks and revocations.
+    const apps = startAppAccess({
+      connection: () => current().connection,
+      publicUrl: proxyConfigFrom(config, SERVER_VERSION).publicUrl,
+      tls: {
+        certPem: loaded.identity.certPem,
+        keyPem: loaded.identity.keyPem,
+        ...(publicTls ? { sniCallback: publicTls.sniCallback } : {}),
+      },
+      locks: trust.locks,
+      sessions,
+      clock,
+      logger: logger.child({ component: "proxy-apps" }),
+      metrics: registry,
+    });
+    closers.add(() => apps.close());
     const proxy: ProxyServer = await startProxyServer({
       config: proxyConfigFrom(config, SERVER_VERSION),
+      apps,
       tls: {
         certPem: loaded.identity.certPem,
         keyPem: loaded.identity.keyPem,
@@ -332,6 +351,7 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
             minVersion: "TLSv1.2",
           });
         }
+        apps.setTls(next.identity.certPem, next.identity.keyPem);
         const old = clients;
         clients = authClients(authAddr, serverName, next.identity);
         if (old) setTimeout(() => closeClients(old), OLD_CLIENTS_GRACE_MS).unref();

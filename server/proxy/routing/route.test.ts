@@ -55,4 +55,59 @@ describe("routeOf", () => {
     });
     expect(routeOf({ serverName: "localhost", alpnProtocols: ["h2"] }, embedded)).toEqual({ kind: "auth" });
   });
+
+  it("sends one label under the public host to the app server when apps are served", () => {
+    const apps = { ...rules, apps: true };
+    const browser = ["h2", "http/1.1"];
+    expect(routeOf({ serverName: "grafana.proxy.example.com", alpnProtocols: browser }, apps)).toEqual({
+      kind: "app",
+    });
+    expect(routeOf({ serverName: "Grafana.PROXY.example.com", alpnProtocols: [] }, apps)).toEqual({
+      kind: "app",
+    });
+    // an app host is named by SNI: even a gRPC-like ALPN list goes to the app server
+    expect(routeOf({ serverName: "grafana.proxy.example.com", alpnProtocols: ["h2"] }, apps)).toEqual({
+      kind: "app",
+    });
+    // a registered ALPN handler still comes first
+    expect(routeOf({ serverName: "grafana.proxy.example.com", alpnProtocols: ["svc-tunnel"] }, apps)).toEqual(
+      {
+        kind: "handler",
+        protocol: "svc-tunnel",
+      },
+    );
+    // not one label under it: the public host itself, two labels, another domain, no SNI
+    for (const serverName of [
+      "proxy.example.com",
+      "a.b.proxy.example.com",
+      "grafana.example.com",
+      "-x.proxy.example.com",
+    ]) {
+      expect(routeOf({ serverName, alpnProtocols: browser }, apps)).toEqual({ kind: "web" });
+    }
+    expect(routeOf({ alpnProtocols: browser }, apps)).toEqual({ kind: "web" });
+    // without an app server the names reach the web server as before
+    expect(routeOf({ serverName: "grafana.proxy.example.com", alpnProtocols: browser }, rules)).toEqual({
+      kind: "web",
+    });
+  });
+
+  it("never takes auth's name for an app, even when it is one label under the public host", () => {
+    const apps = {
+      handlers: [],
+      authServerName: "auth.proxy.example.com",
+      publicHost: "proxy.example.com",
+      apps: true,
+    };
+    expect(
+      routeOf({ serverName: "auth.proxy.example.com", alpnProtocols: ["h2", "http/1.1"] }, apps),
+    ).toEqual({
+      kind: "auth",
+    });
+    expect(
+      routeOf({ serverName: "wiki.proxy.example.com", alpnProtocols: ["h2", "http/1.1"] }, apps),
+    ).toEqual({
+      kind: "app",
+    });
+  });
 });

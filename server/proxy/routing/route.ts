@@ -1,4 +1,5 @@
 // Which stage takes a connection, from its ClientHello alone (docs/one-address.md).
+import { isAppHostOf } from "../../../core/resources/app.ts";
 import type { ClientHelloInfo } from "./client-hello.ts";
 
 export type Route =
@@ -7,7 +8,9 @@ export type Route =
   /** raw TCP to auth's gRPC port: mutual TLS stays end to end between the client and auth */
   | { kind: "auth" }
   /** the proxy's own HTTPS server: web API, WebSockets, console */
-  | { kind: "web" };
+  | { kind: "web" }
+  /** the app hosts' HTTPS server: SNI is one label under the public host (docs/apps.md) */
+  | { kind: "app" };
 
 export interface RouteRules {
   /** ALPN ids with a handler, in the order they are checked. */
@@ -19,17 +22,26 @@ export interface RouteRules {
    * "localhost"), SNI cannot tell them apart, so only the ALPN rule sends a connection to auth.
    */
   publicHost?: string | undefined;
+  /** Whether app hosts are served (an app server is there); without it they go to the web server. */
+  apps?: boolean | undefined;
 }
 
 /**
- * 1. an offered ALPN id with a handler; 2. auth when SNI names auth, or the ALPN list is exactly
- * ["h2"] (gRPC clients offer only h2; browsers and curl always add http/1.1); 3. the web server.
+ * 1. an offered ALPN id with a handler; 2. an app host (SNI one label under the public host, not
+ * auth's name) when apps are served, whatever ALPN it offers; 3. auth when SNI names auth, or the
+ * ALPN list is exactly ["h2"] (gRPC clients offer only h2; browsers and curl always add
+ * http/1.1); 4. the web server.
  */
 export function routeOf(hello: ClientHelloInfo, rules: RouteRules): Route {
   for (const protocol of rules.handlers) {
     if (hello.alpnProtocols.includes(protocol)) return { kind: "handler", protocol };
   }
   const authName = rules.authServerName?.toLowerCase();
+  const sni = hello.serverName?.toLowerCase();
+  const publicHost = rules.publicHost?.toLowerCase();
+  if (rules.apps && sni !== undefined && publicHost && sni !== authName && isAppHostOf(sni, publicHost)) {
+    return { kind: "app" };
+  }
   if (authName) {
     const sniIsAuth =
       hello.serverName !== undefined &&

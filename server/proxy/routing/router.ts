@@ -26,6 +26,8 @@ export interface TlsRouterOptions {
   logger: Logger;
   /** Hands a connection to the proxy's own HTTPS server. */
   web: (socket: Socket) => void;
+  /** Hands a connection for an app host to the app server; without it app hosts go to `web`. */
+  apps?: ((socket: Socket) => void) | undefined;
   /** Where connections for auth go; without it nothing routes to auth. */
   authPassthrough?: AuthPassthrough | undefined;
   /** The proxy's public host (SNI equal to it is the web server's, never auth's). */
@@ -158,12 +160,19 @@ export class TlsRouter {
       handlers: [...this.#handlers.keys()],
       authServerName: this.#o.authPassthrough?.serverName,
       publicHost: this.#o.publicHost,
+      apps: this.#o.apps !== undefined,
     });
     const label = route.kind === "handler" ? route.protocol : route.kind;
     this.#routedTotal?.inc({ route: label });
     if (route.kind === "web") {
       this.#track(this.#web, socket);
       this.#o.web(socket);
+      return;
+    }
+    if (route.kind === "app" && this.#o.apps) {
+      // HTTPS like the web server's: the same grace at close, then cut by destroyWeb().
+      this.#track(this.#web, socket);
+      this.#o.apps(socket);
       return;
     }
     this.#track(this.#routed, socket);

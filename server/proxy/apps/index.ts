@@ -1,0 +1,58 @@
+// Application access at the proxy (docs/apps.md), assembled once for both ways the proxy runs
+// (`svcd start` and `svcd proxy`): the app-session cache over auth's app RPCs, and the app hosts'
+// HTTPS server the public port's router hands app connections to.
+import type { Logger } from "pino";
+import type { Registry } from "prom-client";
+import type { Clock } from "../../../core/clock.ts";
+import type { AuthConnection } from "../../auth/client.ts";
+import type { ProxyTls } from "../config.ts";
+import type { ProxyLocks } from "../locks.ts";
+import type { SessionCache } from "../session-cache.ts";
+import { type AppAuthApi, GrpcAppAuthApi } from "./auth-api.ts";
+import { AppGrants } from "./grants.ts";
+import { AppServer } from "./server.ts";
+
+export type { AppAuthApi, AppGrant } from "./auth-api.ts";
+export { GrpcAppAuthApi } from "./auth-api.ts";
+
+export interface AppAccess {
+  /** The router's handler for connections whose SNI names an app host. */
+  handle: AppServer["handle"];
+  /** Follows a renewal of the proxy's server certificate. */
+  setTls(certPem: string, keyPem: string): void;
+  close(): Promise<void>;
+}
+
+export function startAppAccess(o: {
+  /** The proxy's connection to auth now (read at every call: reloads and renewals are followed). */
+  connection: () => AuthConnection;
+  publicUrl: string;
+  tls: ProxyTls;
+  locks: Pick<ProxyLocks, "check">;
+  sessions: Pick<SessionCache, "revoked">;
+  clock: Clock;
+  logger: Logger;
+  metrics?: Registry;
+  /** Tests give their own; default the gRPC client over `connection`. */
+  api?: AppAuthApi;
+}): AppAccess {
+  const grants = new AppGrants({ api: o.api ?? new GrpcAppAuthApi(o.connection), clock: o.clock });
+  const server = new AppServer({
+    publicUrl: o.publicUrl,
+    tls: o.tls,
+    grants,
+    checkLock: (user) => o.locks.check(user),
+    webSessionRevoked: (hash) => o.sessions.revoked(hash),
+    clock: o.clock,
+    logger: o.logger,
+    metrics: o.metrics,
+  });
+  return {
+    handle: (socket) => server.handle(socket),
+    setTls: (certPem, keyPem) => server.setTls(certPem, keyPem),
+    async close() {
+      server.close();
+      grants.clear();
+    },
+  };
+}
