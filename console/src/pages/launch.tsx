@@ -9,17 +9,12 @@ import { useRoute } from "preact-iso";
 import { ApiError, describeError } from "../api/client.ts";
 import { Page } from "../components/page.tsx";
 import { useSession } from "../session.tsx";
-import { appLoginTarget, startAppSession } from "./apps-api.ts";
+import { startAppSession } from "./apps-api.ts";
+import { appLoginTarget, safeAppPath } from "./launch-target.ts";
 import "./apps.css";
 
 /** An app host as the proxy writes it: a DNS name, perhaps with a port. */
 const HOST = /^[a-z0-9]([a-z0-9.-]{0,251}[a-z0-9])?(:\d{1,5})?$/i;
-
-/** The path to land on; the app host checks it again, anything odd becomes "/". */
-export function safeAppPath(path: string | null): string {
-  if (!path?.startsWith("/") || path.startsWith("//") || path.startsWith("/\\")) return "/";
-  return /[\r\n]/.test(path) ? "/" : path;
-}
 
 type Problem = { title: string; detail: string };
 
