@@ -68,6 +68,7 @@ describe("CRDs on a real kube-apiserver", () => {
     expect(listed.stdout.trim().split("\n").sort()).toEqual(
       [
         "agentidentity.svc.dev/ci-bot",
+        "app.svc.dev/grafana",
         "connector.svc.dev/github",
         "jointoken.svc.dev/node-1",
         "lock.svc.dev/lock-mallory",
@@ -104,6 +105,11 @@ describe("CRDs on a real kube-apiserver", () => {
     const roles = await run(["-n", NS, "get", "svcrole"]);
     expect(roles.stdout.split("\n")[0]).toMatch(/^NAME\s+MFA\s+MAX-TTL\s+READY\s+AGE/);
     expect(roles.stdout).toMatch(/dev\s+true\s+8h/);
+    const apps = await run(["-n", NS, "get", "svcapp"]);
+    expect(apps.stdout.split("\n")[0]).toMatch(/^NAME\s+URI\s+PUBLIC-ADDR\s+READY\s+AGE/);
+    expect(apps.stdout).toMatch(/grafana\s+http:\/\/grafana\.monitoring\.svc:3000/);
+    expect(role.spec.allow.app_labels).toEqual({ env: ["staging", "^dev-[0-9]+$"] });
+    expect(role.spec.deny.app_labels).toEqual({ team: "payments" });
   });
 
   it("has a status subresource: the Ready column shows the Ready condition", async () => {
@@ -273,6 +279,7 @@ describe("CRDs on a real kube-apiserver", () => {
       },
       messages: [/spec\.target/, /a lock target names exactly one of user, role, bot, node, key_id/],
     },
+    ...appInvalid(),
   ];
 
   it.each(invalid)("refuse $name with the apiserver's message", async ({ object, messages }) => {
@@ -335,4 +342,49 @@ describe("CRDs on a real kube-apiserver", () => {
 function kindPlural(kind: string): string {
   if (!isResourceKind(kind)) throw new Error(`not a kind: ${kind}`);
   return kindInfo[kind].plural;
+}
+
+/** Apps the apiserver refuses: its schema patterns and the CEL rules on rewrite.headers. */
+function appInvalid(): Array<{ name: string; object: Manifest; messages: RegExp[] }> {
+  const app = (name: string, spec: Record<string, unknown>): Manifest => ({
+    apiVersion: V,
+    kind: "App",
+    metadata: { name },
+    spec: { uri: "http://grafana.monitoring.svc:3000", ...spec },
+  });
+  const headers = (...hs: Array<[string, string]>) => ({
+    rewrite: { headers: hs.map(([name, value]) => ({ name, value })) },
+  });
+  return [
+    {
+      name: "an App setting the assertion header (CEL)",
+      object: app("forge", headers(["SVC-JWT-ASSERTION", "x"])),
+      messages: [/spec\.rewrite\.headers/, /may not set a header the proxy owns/],
+    },
+    {
+      name: "an App naming a header twice (CEL)",
+      object: app("twice", headers(["X-User", "a"], ["x-user", "b"])),
+      messages: [/spec\.rewrite\.headers/, /names each header once/],
+    },
+    {
+      name: "an App header value with a line break",
+      object: app("crlf", headers(["X-User", "a\r\nX-Admin: 1"])),
+      messages: [/spec\.rewrite\.headers\[0\]\.value/, /should match/],
+    },
+    {
+      name: "an App whose name has a dot (not a DNS label)",
+      object: app("grafana.eu", {}),
+      messages: [/metadata\.name/, /should match/],
+    },
+    {
+      name: "an App URI with credentials",
+      object: app("creds", { uri: "http://bob:pw@grafana.monitoring.svc" }),
+      messages: [/spec\.uri/, /should match/],
+    },
+    {
+      name: "an App URI that is not http(s)",
+      object: app("ftp", { uri: "ftp://files.monitoring.svc/" }),
+      messages: [/spec\.uri/, /should match/],
+    },
+  ];
 }

@@ -20,9 +20,10 @@ export function examples(): Record<ResourceKind, Manifest> {
         allow: {
           logins: ["{{internal.logins}}", "ubuntu"],
           node_labels: { env: ["staging", "^dev-[0-9]+$"], "*": "*" },
-          rules: [{ resources: ["nodes"], verbs: ["list", "read"] }],
+          app_labels: { env: ["staging", "^dev-[0-9]+$"] },
+          rules: [{ resources: ["nodes", "apps"], verbs: ["list", "read"] }],
         },
-        deny: { logins: ["root"] },
+        deny: { logins: ["root"], app_labels: { team: "payments" } },
         options: { max_session_ttl: "8h", require_mfa: true },
       },
     },

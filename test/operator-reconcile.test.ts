@@ -447,6 +447,48 @@ spec: { roles: [ops], cert_ttl: 30m }
     );
   });
 
+  it("an App is Ready=True when valid; one the CRD admits but our rules refuse is Ready=False with the reason", async () => {
+    await apply(`
+apiVersion: svc.dev/v1
+kind: App
+metadata: { name: grafana, labels: { env: staging } }
+spec:
+  uri: http://grafana.monitoring.svc:3000
+  rewrite:
+    headers: [{ name: X-User, value: "{{user}}" }]
+---
+apiVersion: svc.dev/v1
+kind: App
+metadata: { name: badtemplate }
+spec:
+  uri: http://grafana.monitoring.svc:3000
+  rewrite:
+    headers: [{ name: X-User, value: "{{secret.token}}" }]
+`);
+    await must(
+      kubectl(admin(), ["-n", NS, "wait", "--for=condition=Ready", "--timeout=60s", "apps.svc.dev/grafana"]),
+    );
+    expect(
+      await jsonpath(admin(), "apps.svc.dev/grafana", '{.status.conditions[?(@.type=="Ready")].reason}'),
+    ).toBe("Valid");
+    await must(
+      kubectl(admin(), [
+        "-n",
+        NS,
+        "wait",
+        "--for=condition=Ready=False",
+        "--timeout=60s",
+        "apps.svc.dev/badtemplate",
+      ]),
+    );
+    expect(
+      await jsonpath(admin(), "apps.svc.dev/badtemplate", '{.status.conditions[?(@.type=="Ready")].reason}'),
+    ).toBe("InvalidHeaderTemplate");
+    expect(
+      await jsonpath(admin(), "apps.svc.dev/badtemplate", '{.status.conditions[?(@.type=="Ready")].message}'),
+    ).toContain('spec.rewrite.headers[0].value: "secret.token" is not user');
+  });
+
   it("deleting a User revokes its sessions through auth before the object goes", async () => {
     await eventually("finalizer on alice", async () =>
       (await jsonpath(admin(), "users.svc.dev/alice", "{.metadata.finalizers}")).includes(

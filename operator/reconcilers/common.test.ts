@@ -39,6 +39,26 @@ describe("checkResource", () => {
     }
   });
 
+  it("names the App problem in the reason: URI, reserved header, header template; else InvalidSpec", () => {
+    const reason = (spec: Record<string, unknown>) => {
+      const out = checkResource("App", {
+        apiVersion: "svc.dev/v1",
+        kind: "App",
+        metadata: { name: "grafana", uid: "u" },
+        spec: { uri: "http://grafana.internal:3000", ...spec },
+      });
+      return out.ok ? "ok" : `${out.state.reason}: ${out.state.message}`;
+    };
+    expect(reason({})).toBe("ok");
+    expect(reason({ uri: "http://grafana.internal:99999" })).toMatch(/^InvalidURI: spec\.uri: not a URL/);
+    expect(reason({ uri: "gopher://grafana.internal" })).toMatch(/^InvalidURI: spec\.uri/);
+    const header = (name: string, value: string) => ({ rewrite: { headers: [{ name, value }] } });
+    expect(reason(header("Svc-Jwt-Assertion", "x"))).toMatch(/^ReservedHeader: .*the proxy owns/);
+    expect(reason(header("X-User", "{{secret.x}}"))).toMatch(/^InvalidHeaderTemplate: /);
+    expect(reason(header("X-User", "{{user"))).toMatch(/^InvalidHeaderTemplate: .*unbalanced/);
+    expect(reason({ public_addr: "dash" })).toMatch(/^InvalidSpec: spec\.public_addr/);
+  });
+
   it("refuses an object of another kind", () => {
     const out = checkResource("User", role({}));
     expect(out.ok).toBe(false);

@@ -54,6 +54,18 @@ function reasonOf(problem: string): string {
   return "InvalidSpec";
 }
 
+/**
+ * Reason for a validation failure: InvalidSpec, except the App problems a user fixes in one
+ * specific place (spec.uri, and the texts of core/resources/app-rules.ts).
+ */
+function specReasonOf(problem: string): string {
+  if (problem.startsWith("spec.uri:")) return "InvalidURI";
+  if (problem.includes("a header the proxy owns")) return "ReservedHeader";
+  if (/^spec\.rewrite\.headers\[\d+\]\.value: (".*" is not user|unbalanced)/.test(problem))
+    return "InvalidHeaderTemplate";
+  return "InvalidSpec";
+}
+
 /** The raw object checked against the kind's schema and semantic rules. */
 export function checkResource<K extends ResourceKind>(kind: K, raw: RawObject): Checked<K> {
   const copy = structuredClone(raw);
@@ -62,7 +74,11 @@ export function checkResource<K extends ResourceKind>(kind: K, raw: RawObject): 
   if (!checked.ok) {
     return {
       ok: false,
-      state: { status: "False", reason: "InvalidSpec", message: checked.errors.join("; ") },
+      state: {
+        status: "False",
+        reason: specReasonOf(checked.errors[0] ?? ""),
+        message: checked.errors.join("; "),
+      },
     };
   }
   if (checked.resource.kind !== kind) {
