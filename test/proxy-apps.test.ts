@@ -1,0 +1,277 @@
+// Application access through the proxy (docs/apps.md), forwarding half: the embedded platform
+// with go-httpbin as Apps, real TLS clients on the app hosts. A visit without a session goes to
+// the console's launch page with a login state; the login path trades the one-time code for a
+// host-only cookie; the app then gets the user's Svc-Jwt-Assertion (verified here against the
+// proxy's JWKS), the forwarding headers and its own cookies, never ours or a forged assertion;
+// bodies stream, WebSockets echo, redirects and cookies stay on the app's public host.
+import { request } from "node:https";
+import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
+import {
+  type AppsPlatform,
+  cookieSet,
+  PUBLIC_HOST,
+  setCookies,
+  startAppsPlatform,
+  USERS,
+} from "./proxy-apps-kit.ts";
+
+let kit: AppsPlatform;
+let cookie: string;
+
+beforeAll(async () => {
+  kit = await startAppsPlatform();
+  cookie = await kit.appSession(await kit.login(USERS.dev), "httpbin");
+}, 180_000);
+
+afterAll(async () => {
+  await kit?.close();
+}, 60_000);
+
+const SESSION = "__Host-svc_app_session";
+const STATE = "__Host-svc_app_state";
+type Echoed = { headers: Record<string, string[]> };
+const header = (r: { json: unknown }, name: string) => (r.json as Echoed).headers[name];
+
+describe("without an app session", () => {
+  it("sends a browser to the launch page on the main host, with a login state cookie", async () => {
+    const r = await kit.send({ host: kit.hostOf("httpbin"), path: "/anything/a?b=c&d=%2F" });
+    expect(r.status).toBe(302);
+    const location = new URL(String(r.headers.location));
+    expect(location.origin).toBe(kit.origin);
+    expect(location.pathname).toBe(`/web/launch/httpbin.${PUBLIC_HOST}`);
+    expect(location.searchParams.get("path")).toBe("/anything/a?b=c&d=%2F");
+    const state = cookieSet(r, STATE);
+    expect(state).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    expect(location.searchParams.get("state")).toBe(state);
+    const line = setCookies(r).find((l) => l.startsWith(`${STATE}=`)) ?? "";
+    expect(line).toMatch(/; Secure/);
+    expect(line).toMatch(/; HttpOnly/);
+    expect(line).toMatch(/; Path=\//);
+    expect(line).toMatch(/; SameSite=Lax/);
+    expect(line).toMatch(/; Max-Age=300/);
+    expect(line).not.toMatch(/Domain=/i);
+    expect(r.headers["cache-control"]).toBe("no-store");
+    // every visit gets its own state
+    const again = await kit.send({ host: kit.hostOf("httpbin"), path: "/" });
+    expect(cookieSet(again, STATE)).not.toBe(state);
+  });
+
+  it("answers an API call (not GET/HEAD) 401 in JSON, no redirect", async () => {
+    const r = await kit.send({ host: kit.hostOf("httpbin"), method: "POST", path: "/post", body: { a: 1 } });
+    expect(r.status).toBe(401);
+    expect(r.json).toMatchObject({ error: { code: "not_authenticated" } });
+    expect(r.headers.location).toBeUndefined();
+  });
+});
+
+describe("the login path", () => {
+  it("sets a host-only session cookie for the session's lifetime, clears the state, and goes to the path", async () => {
+    const web = await kit.login(USERS.dev);
+    const first = await kit.send({ host: kit.hostOf("httpbin"), path: "/" });
+    const state = cookieSet(first, STATE) ?? "";
+    const started = await kit.send({
+      host: PUBLIC_HOST,
+      method: "POST",
+      path: "/v1/webapi/apps/sessions",
+      headers: { authorization: `Bearer ${web}` },
+      body: { app_name: "httpbin" },
+    });
+    expect(started.status, started.text).toBe(201);
+    const { code, login_url } = started.json as { code: string; login_url: string };
+    expect(login_url).toBe(`${kit.originOf("httpbin")}/x-svc/app-login`);
+    const r = await kit.send({
+      host: kit.hostOf("httpbin"),
+      path: `/x-svc/app-login?code=${code}&state=${state}&path=${encodeURIComponent("/anything/x?y=1")}`,
+      headers: { cookie: `${STATE}=${state}` },
+    });
+    expect(r.status).toBe(303);
+    expect(r.headers.location).toBe("/anything/x?y=1");
+    expect(r.headers["referrer-policy"]).toBe("no-referrer");
+    expect(r.headers["cache-control"]).toBe("no-store");
+    const line = setCookies(r).find((l) => l.startsWith(`${SESSION}=`)) ?? "";
+    expect(line).toMatch(/^__Host-svc_app_session=[A-Za-z0-9_-]{43}; /);
+    expect(line).toMatch(/; Secure/);
+    expect(line).toMatch(/; HttpOnly/);
+    expect(line).toMatch(/; SameSite=Lax/);
+    expect(line).not.toMatch(/Domain=/i);
+    const maxAge = Number(/Max-Age=(\d+)/.exec(line)?.[1]);
+    // the web session's remaining life (12 h by default), never more
+    expect(maxAge).toBeGreaterThan(3600);
+    expect(maxAge).toBeLessThanOrEqual(12 * 3600);
+    expect(setCookies(r).find((l) => l.startsWith(`${STATE}=`))).toMatch(/Max-Age=0/);
+    // the code was used once
+    const replay = await kit.send({
+      host: kit.hostOf("httpbin"),
+      path: `/x-svc/app-login?code=${code}&state=${state}&path=/`,
+      headers: { cookie: `${STATE}=${state}` },
+    });
+    expect(replay.status).toBe(400);
+    expect(cookieSet(replay, SESSION)).toBeUndefined();
+  });
+});
+
+describe("forwarding", () => {
+  it("gives the app a Svc-Jwt-Assertion that verifies against the proxy's JWKS, for this user and app", async () => {
+    const r = await kit.send({
+      host: kit.hostOf("httpbin"),
+      path: "/headers",
+      headers: { cookie: `${SESSION}=${cookie}` },
+    });
+    expect(r.status, r.text).toBe(200);
+    const [assertion] = header(r, "Svc-Jwt-Assertion") ?? [];
+    const jwks = await kit.send({ host: PUBLIC_HOST, path: "/workload-identity/app-jwt-jwks.json" });
+    expect(jwks.status).toBe(200);
+    const { payload, protectedHeader } = await jwtVerify(
+      assertion ?? "",
+      createLocalJWKSet(jwks.json as JSONWebKeySet),
+      { audience: kit.httpbin.url, issuer: kit.origin },
+    );
+    expect(protectedHeader.alg).toBe("ES256");
+    expect(payload.sub).toBe(USERS.dev);
+    expect(payload["roles"]).toEqual(["dev-apps"]);
+    // the App's rewrite.headers, filled for the user
+    expect(header(r, "X-Svc-User")).toEqual([USERS.dev]);
+  });
+
+  it("sets the forwarding headers and replaces what the client claims", async () => {
+    const r = await kit.send({
+      host: kit.hostOf("httpbin"),
+      path: "/headers",
+      headers: {
+        cookie: `${SESSION}=${cookie}`,
+        "svc-jwt-assertion": "forged.jwt.value",
+        "x-forwarded-for": "203.0.113.9",
+        "x-forwarded-host": "evil.example",
+        "x-svc-user": "mallory",
+      },
+    });
+    expect(r.status).toBe(200);
+    const assertion = header(r, "Svc-Jwt-Assertion") ?? [];
+    expect(assertion).toHaveLength(1);
+    expect(assertion[0]).not.toBe("forged.jwt.value");
+    expect(assertion[0]?.split(".")).toHaveLength(3);
+    expect(header(r, "X-Forwarded-For")).toEqual(["127.0.0.1"]);
+    expect(header(r, "X-Forwarded-Proto")).toEqual(["https"]);
+    expect(header(r, "X-Forwarded-Host")).toEqual([`${kit.hostOf("httpbin")}:${kit.port}`]);
+    expect(header(r, "X-Forwarded-Port")).toEqual([String(kit.port)]);
+    expect(header(r, "X-Svc-User")).toEqual([USERS.dev]);
+    // the upstream is asked for by its own name
+    expect(header(r, "Host")).toEqual([`127.0.0.1:${kit.httpbin.port}`]);
+  });
+
+  it("keeps the app's own cookies and never forwards ours", async () => {
+    const r = await kit.send({
+      host: kit.hostOf("httpbin"),
+      path: "/cookies",
+      headers: { cookie: `theme=dark; ${SESSION}=${cookie}; ${STATE}=abc; lang=en` },
+    });
+    expect(r.status).toBe(200);
+    expect((r.json as { cookies: Record<string, string> }).cookies).toEqual({ theme: "dark", lang: "en" });
+  });
+
+  it("keeps the app's Set-Cookie on the app host (Domain removed) and drops any naming our cookies", async () => {
+    const set = await kit.send({
+      host: kit.hostOf("httpbin"),
+      path: "/cookies/set?flavour=oat",
+      headers: { cookie: `${SESSION}=${cookie}` },
+    });
+    expect(set.status).toBe(302);
+    expect(setCookies(set).find((l) => l.startsWith("flavour=oat"))).toBeDefined();
+    const wide = new URLSearchParams();
+    wide.append("Set-Cookie", `wide=1; Domain=${PUBLIC_HOST}; Path=/`);
+    wide.append("Set-Cookie", `${SESSION}=planted; Path=/; Secure`);
+    const r = await kit.send({
+      host: kit.hostOf("httpbin"),
+      path: `/response-headers?${wide}`,
+      headers: { cookie: `${SESSION}=${cookie}` },
+    });
+    expect(r.status).toBe(200);
+    const lines = setCookies(r);
+    expect(lines.find((l) => l.startsWith("wide=1"))).toBe("wide=1; Path=/");
+    expect(lines.find((l) => l.startsWith(`${SESSION}=`))).toBeUndefined();
+  });
+
+  it("rewrites redirects to the upstream's origin and to the App's redirect hosts onto the app host", async () => {
+    const to = async (url: string) =>
+      (
+        await kit.send({
+          host: kit.hostOf("httpbin"),
+          path: `/redirect-to?url=${encodeURIComponent(url)}`,
+          headers: { cookie: `${SESSION}=${cookie}` },
+        })
+      ).headers.location;
+    expect(await to(`${kit.httpbin.url}/get?a=1`)).toBe(`${kit.originOf("httpbin")}/get?a=1`);
+    expect(await to("http://internal.example/x")).toBe(`${kit.originOf("httpbin")}/x`);
+    expect(await to("https://elsewhere.example/y")).toBe("https://elsewhere.example/y");
+    expect(await to("/relative")).toBe("/relative");
+  });
+
+  it("streams a response as the upstream sends it (first bytes before the end)", async () => {
+    const seen = await new Promise<{ firstAtEnd: boolean; bytes: number }>((resolve, reject) => {
+      const req = request(
+        {
+          host: "127.0.0.1",
+          port: kit.port,
+          path: "/drip?duration=3&numbytes=3&delay=0&code=200",
+          ca: kit.platform.hostCaPem,
+          servername: kit.hostOf("httpbin"),
+          agent: false,
+          headers: { host: `${kit.hostOf("httpbin")}:${kit.port}`, cookie: `${SESSION}=${cookie}` },
+        },
+        (res) => {
+          let firstAtEnd: boolean | undefined;
+          let bytes = 0;
+          res.on("data", (d: Buffer) => {
+            // a buffering proxy would hand over everything at once, at the very end
+            if (firstAtEnd === undefined) firstAtEnd = bytes + d.length >= 3;
+            bytes += d.length;
+          });
+          res.on("end", () => resolve({ firstAtEnd: firstAtEnd ?? true, bytes }));
+          res.on("error", reject);
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+    expect(seen.bytes).toBe(3);
+    expect(seen.firstAtEnd).toBe(false);
+  });
+
+  it("carries a WebSocket to the app (echo)", async () => {
+    const ws = new WebSocket(`wss://127.0.0.1:${kit.port}/websocket/echo`, {
+      ca: kit.platform.hostCaPem,
+      servername: kit.hostOf("httpbin"),
+      headers: { host: `${kit.hostOf("httpbin")}:${kit.port}`, cookie: `${SESSION}=${cookie}` },
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        ws.once("open", () => resolve());
+        ws.once("error", reject);
+      });
+      const echoed = new Promise<string>((resolve) =>
+        ws.once("message", (m: Buffer) => resolve(m.toString())),
+      );
+      ws.send("hello through the proxy");
+      expect(await echoed).toBe("hello through the proxy");
+    } finally {
+      ws.terminate();
+    }
+  });
+
+  it("refuses a WebSocket without a session (401, no upgrade)", async () => {
+    const ws = new WebSocket(`wss://127.0.0.1:${kit.port}/websocket/echo`, {
+      ca: kit.platform.hostCaPem,
+      servername: kit.hostOf("httpbin"),
+      headers: { host: `${kit.hostOf("httpbin")}:${kit.port}` },
+    });
+    const status = await new Promise<number>((resolve) => {
+      ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
+      ws.once("open", () => resolve(101));
+      ws.once("error", () => resolve(-1));
+    });
+    ws.terminate();
+    expect(status).toBe(401);
+  });
+});
