@@ -24,10 +24,10 @@ kind: Role
 metadata: { name: svc-source, namespace: ${NS} }
 rules:
   - apiGroups: [svc.dev]
-    resources: [roles, users, connectors, jointokens, agentidentities, locks]
+    resources: [roles, users, connectors, jointokens, agentidentities, locks, apps]
     verbs: [get, list, watch, create, update, delete]
   - apiGroups: [svc.dev]
-    resources: [roles/status, users/status, connectors/status, jointokens/status, agentidentities/status, locks/status]
+    resources: [roles/status, users/status, connectors/status, jointokens/status, agentidentities/status, locks/status, apps/status]
     verbs: [patch]
   - apiGroups: [""]
     resources: [secrets]
@@ -210,6 +210,29 @@ describe("KubernetesSource on a real kube-apiserver", () => {
         ? undefined
         : true,
     );
+  });
+
+  it("reads Apps: an App applied with kubectl arrives with its labels; one with an unknown header template (the CRD admits it) is kept out", async () => {
+    const app = examples().App;
+    const forged = {
+      ...app,
+      metadata: { name: "forged" },
+      spec: { uri: "http://127.0.0.1:9", rewrite: { headers: [{ name: "X-User", value: "{{token}}" }] } },
+    };
+    const res = await admin(["apply", "-f", "-"], toYaml(app, forged));
+    expect(res.stderr).toBe("");
+    const got = await eventually("App grafana", () => src().get("App", "grafana"));
+    expect(got.metadata.labels).toEqual({ env: "staging" });
+    expect(got.spec.uri).toBe("http://grafana.monitoring.svc:3000");
+    const problem = await eventually("problem for forged", () =>
+      src()
+        .problems()
+        .find((p) => p.name === "forged"),
+    );
+    expect(problem.reason).toContain('"token" is not user');
+    expect(src().get("App", "forged")).toBeUndefined();
+    expect((await admin(["delete", "apps.svc.dev", "grafana", "forged"])).code).toBe(0);
+    await eventually("App grafana gone", () => (src().get("App", "grafana") ? undefined : true));
   });
 
   it("never caches kubectl's last-applied copy (it can hold a pruned inline secret)", async () => {
