@@ -304,7 +304,7 @@ export async function startE2ePlatform(
             "wait",
             "--for=condition=Established",
             "--timeout=60s",
-            ...["roles", "users", "connectors", "jointokens", "agentidentities", "locks"].map(
+            ...["roles", "users", "connectors", "jointokens", "agentidentities", "locks", "apps"].map(
               (p) => `crd/${p}.svc.dev`,
             ),
           ]),
