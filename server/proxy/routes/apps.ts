@@ -4,7 +4,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { NotFoundError } from "../../../core/errors.ts";
-import { DNS_SUBDOMAIN_PATTERN } from "../../../core/resources/meta.ts";
+import { DNS_LABEL_MAX, DNS_LABEL_PATTERN } from "../../../core/resources/meta.ts";
 import type { AppInfo } from "../auth-client.ts";
 import { sessionOf } from "../plugins/session.ts";
 import { commonErrors, errorResponses, sessionSecurity, Timestamp } from "../schemas.ts";
@@ -12,7 +12,8 @@ import { commonErrors, errorResponses, sessionSecurity, Timestamp } from "../sch
 /** The app host's path that trades the one-time code for the app session cookie. */
 export const APP_LOGIN_PATH = "/x-svc/app-login";
 
-const AppName = Type.String({ minLength: 1, maxLength: 253, pattern: DNS_SUBDOMAIN_PATTERN });
+// App names are DNS labels (the default host label under the public host).
+const AppName = Type.String({ minLength: 1, maxLength: DNS_LABEL_MAX, pattern: DNS_LABEL_PATTERN });
 // A host name as a browser's location gives it (lower-case); compared with the App's as is.
 const PublicAddr = Type.String({
   minLength: 1,
