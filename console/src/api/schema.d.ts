@@ -2439,6 +2439,617 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  "/v1/webapi/apps": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The web applications the caller's roles reach */
+    get: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              apps: {
+                description: string;
+                labels: {
+                  [key: string]: string;
+                };
+                name: string;
+                /** @description host name the app is reached at (no scheme, no port) */
+                public_addr: string;
+                /** @description https://<public_addr>[:port]/ */
+                public_url: string;
+                /** @description internal URI; only for callers whose roles may list apps (apps/list) */
+                uri?: string;
+              }[];
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  "/v1/webapi/apps/sessions": {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Start an app session: a one-time code for the app host's login path */
+    post: {
+      parameters: {
+        query?: never;
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      /** @description the App by name, or by the host name it is reached at */
+      requestBody: {
+        content: {
+          "application/json":
+            | {
+                app_name: string;
+              }
+            | {
+                public_addr: string;
+              };
+        };
+      };
+      responses: {
+        /** @description Default Response */
+        201: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              app: {
+                description: string;
+                labels: {
+                  [key: string]: string;
+                };
+                name: string;
+                /** @description host name the app is reached at (no scheme, no port) */
+                public_addr: string;
+                /** @description https://<public_addr>[:port]/ */
+                public_url: string;
+                /** @description internal URI; only for callers whose roles may list apps (apps/list) */
+                uri?: string;
+              };
+              /** @description one-time code (60 s) for the app host's login path; a credential, never log it */
+              code: string;
+              /**
+               * Format: date-time
+               * @description RFC 3339
+               */
+              expires: string;
+              /** @description https://<public_addr>[:port]/x-svc/app-login */
+              login_url: string;
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        404: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    /** End the caller's app sessions (of one App, or all) */
+    delete: {
+      parameters: {
+        query?: {
+          /** @description one App; absent or empty = all */
+          app?: string | "";
+        };
+        header?: never;
+        path?: never;
+        cookie?: never;
+      };
+      requestBody?: never;
+      responses: {
+        /** @description Default Response */
+        200: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              /** @description how many app sessions ended */
+              ended: number;
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        400: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        401: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        403: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        413: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        414: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        415: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        429: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        431: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        500: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+        /** @description The one error body of the web API */
+        503: {
+          headers: {
+            [name: string]: unknown;
+          };
+          content: {
+            "application/json": {
+              error: {
+                /** @description machine-readable code, e.g. bad_parameter, not_authenticated */
+                code: string;
+                message: string;
+              };
+            };
+          };
+        };
+      };
+    };
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   "/v1/webapi/audit": {
     parameters: {
       query?: never;
