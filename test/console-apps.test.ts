@@ -3,7 +3,8 @@
 // each user sees only the apps their roles reach (a user with none sees how an admin adds one);
 // Launch opens the app's host in a new tab and lands on the app, which sees the user's
 // Svc-Jwt-Assertion; a signed-out visit to the app host goes through sign-in and back to the
-// path; the launch page's errors (no such app, no state). Screenshots at both sizes, axe.
+// path; the launch page's errors (no such app, no state); the roles page reads app_labels out.
+// Screenshots at both sizes, axe, keyboard reach.
 import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -21,6 +22,7 @@ import {
   DESKTOP,
   ensureConsoleBuilt,
   expectAccessible,
+  expectKeyboardReachable,
   PUBLIC_HOST,
   shoot,
   signIn,
@@ -183,6 +185,7 @@ describe("the Apps page", () => {
     expect(await page.locator('nav[aria-label="Console"] a[aria-current="page"]').textContent()).toBe("Apps");
     await shoot(page, "apps");
     await expectAccessible(page);
+    await expectKeyboardReachable(page, ["#app-search", ".label-chip", "a.launch"]);
 
     // A label searches for itself; the search lives in the address.
     await row.locator('.label-chip:text-is("env=dev")').click();
@@ -196,6 +199,15 @@ describe("the Apps page", () => {
     await page.press("#app-search", "Enter");
     await page.waitForSelector(".empty-state");
     expect(await page.locator(".empty-state").textContent()).toContain("No app matches");
+
+    // The roles page reads a role's app_labels out.
+    await page.goto(`${origin}/web/roles`);
+    const role = page.locator('details[data-role="dev-apps"]');
+    await role.locator("summary").click();
+    await expect.poll(() => role.textContent()).toContain("Apps labelledenv=dev");
+    const preset = page.locator('details[data-role="access"]');
+    await preset.locator("summary").click();
+    await expect.poll(() => preset.textContent()).toContain("Apps labelledany app");
     expect(problems).toEqual([]);
     await page.close();
   }, 120_000);
