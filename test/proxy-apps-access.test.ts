@@ -1,0 +1,235 @@
+// Application access through the proxy (docs/apps.md), who-gets-in half: apps a user's roles do
+// not reach, a cookie replayed on another app's host, login CSRF (state), open redirects, Host
+// differing from the TLS name, app logout and its Origin check, the web session's logout ending
+// the app session, a locked user, an upstream that is down, and the proxy's own /x-svc/ paths.
+import { rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stringify as stringifyYaml } from "yaml";
+import { API_VERSION } from "../core/resources/index.ts";
+import { until } from "./harness/svcd.ts";
+import {
+  type AppsPlatform,
+  cookieSet,
+  PUBLIC_HOST,
+  setCookies,
+  startAppsPlatform,
+  USERS,
+} from "./proxy-apps-kit.ts";
+
+let kit: AppsPlatform;
+
+beforeAll(async () => {
+  kit = await startAppsPlatform();
+}, 180_000);
+
+afterAll(async () => {
+  await kit?.close();
+}, 60_000);
+
+const SESSION = "__Host-svc_app_session";
+const STATE = "__Host-svc_app_state";
+
+const startSession = (web: string, body: Record<string, string>) =>
+  kit.send({
+    host: PUBLIC_HOST,
+    method: "POST",
+    path: "/v1/webapi/apps/sessions",
+    headers: { authorization: `Bearer ${web}` },
+    body,
+  });
+
+const get = (app: string, path: string, cookie?: string) =>
+  kit.send({
+    host: kit.hostOf(app),
+    path,
+    ...(cookie ? { headers: { cookie: `${SESSION}=${cookie}` } } : {}),
+  });
+
+/** A fresh state cookie and a code for `app`, ready for the login path. */
+async function codeFor(web: string, app: string): Promise<{ code: string; state: string }> {
+  const first = await get(app, "/");
+  const started = await startSession(web, { app_name: app });
+  expect(started.status, started.text).toBe(201);
+  return { code: (started.json as { code: string }).code, state: cookieSet(first, STATE) ?? "" };
+}
+
+const loginPath = (app: string, q: Record<string, string>, stateCookie?: string) =>
+  kit.send({
+    host: kit.hostOf(app),
+    path: `/x-svc/app-login?${new URLSearchParams(q)}`,
+    ...(stateCookie ? { headers: { cookie: `${STATE}=${stateCookie}` } } : {}),
+  });
+
+describe("who may open an app", () => {
+  it("refuses an app the user's roles do not reach, as if it did not exist", async () => {
+    const vera = await kit.login(USERS.none);
+    const ana = await kit.login(USERS.dev);
+    for (const [web, app] of [
+      [vera, "httpbin"],
+      [ana, "billing"],
+      [ana, "no-such-app"],
+    ] as const) {
+      const r = await startSession(web, { app_name: app });
+      expect(r.status, `${app}: ${r.text}`).toBe(404);
+    }
+  });
+
+  it("does not take a session of one app on another app's host (cookie replay)", async () => {
+    const cookie = await kit.appSession(await kit.login(USERS.dev), "httpbin");
+    expect((await get("httpbin", "/get", cookie)).status).toBe(200);
+    const replayed = await get("echo", "/get", cookie);
+    expect(replayed.status).toBe(302);
+    expect(String(replayed.headers.location)).toContain("/web/launch/echo.");
+  });
+});
+
+describe("the login path refuses", () => {
+  it("a state that is not this browser's (login CSRF): 400, no cookie", async () => {
+    const web = await kit.login(USERS.dev);
+    const { code, state } = await codeFor(web, "httpbin");
+    const cases: Array<[Record<string, string>, string | undefined]> = [
+      [{ code, state, path: "/" }, undefined],
+      [{ code, state, path: "/" }, "A".repeat(43)],
+      [{ code, state: "A".repeat(43), path: "/" }, state],
+      [{ code, path: "/" }, state],
+    ];
+    for (const [q, stateCookie] of cases) {
+      const r = await loginPath("httpbin", q, stateCookie);
+      expect(r.status).toBe(400);
+      expect(r.json).toMatchObject({ error: { message: "app login was not started from this browser" } });
+      expect(cookieSet(r, SESSION)).toBeUndefined();
+    }
+    // the code was not spent by the refusals
+    const ok = await loginPath("httpbin", { code, state, path: "/" }, state);
+    expect(ok.status).toBe(303);
+  });
+
+  it("a code issued for another app's host", async () => {
+    const web = await kit.login(USERS.dev);
+    const { code } = await codeFor(web, "httpbin");
+    const state = cookieSet(await get("echo", "/"), STATE) ?? "";
+    const r = await loginPath("echo", { code, state, path: "/" }, state);
+    expect(r.status).toBe(400);
+    expect(cookieSet(r, SESSION)).toBeUndefined();
+  });
+
+  it("to send the browser anywhere but a path on the app host (open redirect -> /)", async () => {
+    const web = await kit.login(USERS.dev);
+    for (const path of [
+      "//evil.example/x",
+      "/\\evil.example",
+      "https://evil.example/",
+      "evil",
+      "/a\r\nSet-Cookie: x=y",
+    ]) {
+      const { code, state } = await codeFor(web, "httpbin");
+      const r = await loginPath("httpbin", { code, state, path }, state);
+      expect(r.status, path).toBe(303);
+      expect(r.headers.location, path).toBe("/");
+    }
+  });
+});
+
+describe("the connection's name", () => {
+  it("answers 421 when Host is not the TLS name", async () => {
+    const cookie = await kit.appSession(await kit.login(USERS.dev), "httpbin");
+    for (const host of [kit.hostOf("echo"), PUBLIC_HOST, "evil.example"]) {
+      const r = await kit.send({
+        host,
+        sni: kit.hostOf("httpbin"),
+        path: "/get",
+        headers: { cookie: `${SESSION}=${cookie}` },
+      });
+      expect(r.status, host).toBe(421);
+    }
+  });
+
+  it("keeps /x-svc/ for the proxy: unknown paths there never reach the app", async () => {
+    const cookie = await kit.appSession(await kit.login(USERS.dev), "httpbin");
+    const r = await get("httpbin", "/x-svc/anything", cookie);
+    expect(r.status).toBe(404);
+    expect(r.json).toMatchObject({ error: { code: "not_found" } });
+  });
+});
+
+describe("ending app sessions", () => {
+  it("logs out of the app on its host (Origin checked), clearing the cookie", async () => {
+    const cookie = await kit.appSession(await kit.login(USERS.dev), "httpbin");
+    const foreign = await kit.send({
+      host: kit.hostOf("httpbin"),
+      method: "POST",
+      path: "/x-svc/logout",
+      headers: { cookie: `${SESSION}=${cookie}`, origin: "https://evil.example" },
+    });
+    expect(foreign.status).toBe(403);
+    expect((await get("httpbin", "/get", cookie)).status).toBe(200);
+    const r = await kit.send({
+      host: kit.hostOf("httpbin"),
+      method: "POST",
+      path: "/x-svc/logout",
+      headers: { cookie: `${SESSION}=${cookie}`, origin: kit.originOf("httpbin") },
+    });
+    expect(r.status).toBe(303);
+    expect(r.headers.location).toBe("/");
+    expect(setCookies(r).find((l) => l.startsWith(`${SESSION}=`))).toMatch(/Max-Age=0/);
+    expect((await get("httpbin", "/get", cookie)).status).toBe(302);
+  });
+
+  it("ends the app session with the web session it came from (web logout)", async () => {
+    const web = await kit.login(USERS.dev);
+    const cookie = await kit.appSession(web, "httpbin");
+    expect((await get("httpbin", "/get", cookie)).status).toBe(200);
+    const out = await kit.send({
+      host: PUBLIC_HOST,
+      method: "POST",
+      path: "/v1/webapi/logout",
+      headers: { authorization: `Bearer ${web}` },
+    });
+    expect(out.status, out.text).toBeLessThan(300);
+    // at once, not after the cache's refresh: the proxy knows its web session was revoked
+    const after = await get("httpbin", "/get", cookie);
+    expect(after.status).toBe(302);
+  });
+});
+
+describe("refusals on the way to the app", () => {
+  it("answers 502 in JSON when the app's upstream is down", async () => {
+    const cookie = await kit.appSession(await kit.login(USERS.dev), "down");
+    const r = await get("down", "/get", cookie);
+    expect(r.status).toBe(502);
+    expect(r.json).toMatchObject({ error: { code: "bad_gateway" } });
+  });
+
+  it("refuses a locked user with the lock's message (403), from the proxy's lock snapshot", async () => {
+    const cookie = await kit.appSession(await kit.login(USERS.dev), "httpbin");
+    expect((await get("httpbin", "/get", cookie)).status).toBe(200);
+    const lockFile = join(kit.manifestsDir, "lock-ana.yaml");
+    await writeFile(
+      lockFile,
+      stringifyYaml({
+        apiVersion: API_VERSION,
+        kind: "Lock",
+        metadata: { name: "lock-ana" },
+        spec: { target: { user: USERS.dev }, message: "laptop reported stolen" },
+      }),
+    );
+    try {
+      let last = 0;
+      await until(
+        "the lock to reach the proxy",
+        async () => {
+          last = (await get("httpbin", "/get", cookie)).status;
+          return last === 403;
+        },
+        30_000,
+      );
+      const r = await get("httpbin", "/get", cookie);
+      expect(r.status).toBe(403);
+      expect(r.json).toMatchObject({ error: { code: "access_denied" } });
+      expect(JSON.stringify(r.json)).toContain("laptop reported stolen");
+    } finally {
+      await rm(lockFile, { force: true });
+    }
+  });
+});
