@@ -108,8 +108,27 @@ describe("CRDs on a real kube-apiserver", () => {
     const apps = await run(["-n", NS, "get", "svcapp"]);
     expect(apps.stdout.split("\n")[0]).toMatch(/^NAME\s+URI\s+PUBLIC-ADDR\s+READY\s+AGE/);
     expect(apps.stdout).toMatch(/grafana\s+http:\/\/grafana\.monitoring\.svc:3000/);
-    expect(role.spec.allow.app_labels).toEqual({ env: ["staging", "^dev-[0-9]+$"] });
-    expect(role.spec.deny.app_labels).toEqual({ team: "payments" });
+  });
+
+  it("accept a Role with allow and deny app_labels (string and list values) and keep them", async () => {
+    const appRole: Manifest = {
+      apiVersion: V,
+      kind: "Role",
+      metadata: { name: "app-reader" },
+      spec: {
+        allow: { app_labels: { env: ["staging", "^dev-[0-9]+$"], "*": "*" } },
+        deny: { app_labels: { team: "payments" } },
+      },
+    };
+    const res = await apply(toYaml(appRole));
+    expect(res.stderr).toBe("");
+    const got = JSON.parse(
+      (await run(["-n", NS, "get", "roles.svc.dev", "app-reader", "-o", "json"])).stdout,
+    );
+    expect(got.spec.allow.app_labels).toEqual({ env: ["staging", "^dev-[0-9]+$"], "*": "*" });
+    expect(got.spec.deny.app_labels).toEqual({ team: "payments" });
+    const checked = validateResource(got);
+    expect(checked.ok ? [] : checked.errors).toEqual([]);
   });
 
   it("has a status subresource: the Ready column shows the Ready condition", async () => {
