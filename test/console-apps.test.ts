@@ -5,7 +5,6 @@
 // Svc-Jwt-Assertion; a signed-out visit to the app host goes through sign-in and back to the
 // path; the launch page's errors (no such app, no state); the roles page reads app_labels out.
 // Screenshots at both sizes, axe, keyboard reach.
-import { type ChildProcess, spawn } from "node:child_process";
 import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -29,9 +28,8 @@ import {
   watchPage,
 } from "./console-kit.ts";
 import { launchChromium, type RunningChromium } from "./harness/chromium.ts";
+import { type Httpbin, startHttpbin } from "./harness/httpbin.ts";
 import { freePort } from "./harness/ports.ts";
-import { until } from "./harness/svcd.ts";
-import { toolPath } from "./harness/tools.ts";
 
 const ADMIN_PASSWORD = "console-apps-admin-password-1";
 const USER_PASSWORD = "console-apps-user-password-1";
@@ -41,7 +39,7 @@ let dir: string;
 let platform: RunningPlatform | undefined;
 let origin: string;
 let appOrigin: string;
-let httpbin: ChildProcess | undefined;
+let httpbin: Httpbin | undefined;
 const browsers: RunningChromium[] = [];
 
 const start = (dataDir: string, env: NodeJS.ProcessEnv) =>
@@ -49,16 +47,6 @@ const start = (dataDir: string, env: NodeJS.ProcessEnv) =>
     { dataDir, authListen: "127.0.0.1:0", diagListen: "127.0.0.1:0" },
     { env, logger: pino({ level: process.env["SVC_TEST_LOG_LEVEL"] ?? "silent" }) },
   );
-
-/** go-httpbin on loopback: the internal app (it echoes the request's headers at /headers). */
-async function startHttpbin(): Promise<number> {
-  const port = await freePort();
-  httpbin = spawn(toolPath("go-httpbin"), ["-host", "127.0.0.1", "-port", String(port)], {
-    stdio: "ignore",
-  });
-  await until("go-httpbin", async () => (await fetch(`http://127.0.0.1:${port}/get`)).ok, 30_000);
-  return port;
-}
 
 /**
  * The Apps and who reaches them: ana (role dev-apps) the env=dev app only, vera (role nodes-only)
@@ -101,7 +89,8 @@ beforeAll(async () => {
   const dataDir = join(dir, "data");
   const passwordFile = join(dir, "admin-password");
   await writeFile(passwordFile, ADMIN_PASSWORD);
-  const httpbinPort = await startHttpbin();
+  // go-httpbin on loopback: the internal app (it echoes the request's headers at /headers).
+  httpbin = await startHttpbin();
   // The first start makes the data folder and the first admin. Between the starts: the test's
   // manifests, the users' passwords (in the state file, as `svcctl` would set them) and the
   // public name the browser uses on a free port.
@@ -112,7 +101,7 @@ beforeAll(async () => {
   await mkdir(manifestsDir, { recursive: true });
   await writeFile(
     join(manifestsDir, "console-apps.yaml"),
-    manifests(httpbinPort)
+    manifests(httpbin.port)
       .map((m) => stringifyYaml(m))
       .join("---\n"),
   );
@@ -137,7 +126,7 @@ beforeAll(async () => {
 afterAll(async () => {
   for (const b of browsers.splice(0)) await b.close();
   await platform?.close();
-  httpbin?.kill();
+  await httpbin?.stop();
   if (dir) await rm(dir, { recursive: true, force: true });
 }, 60_000);
 
