@@ -32,6 +32,15 @@ afterAll(async () => {
 const SESSION = "__Host-svc_app_session";
 const STATE = "__Host-svc_app_state";
 type Echoed = { headers: Record<string, string[]> };
+/** TLS name and Host the app host's (the URL names loopback), and the session cookie if given. */
+const wsOptions = (session?: string): WebSocket.ClientOptions & { servername: string } => ({
+  ca: kit.platform.hostCaPem,
+  servername: kit.hostOf("httpbin"),
+  headers: {
+    host: `${kit.hostOf("httpbin")}:${kit.port}`,
+    ...(session ? { cookie: `${SESSION}=${session}` } : {}),
+  },
+});
 const header = (r: { json: unknown }, name: string) => (r.json as Echoed).headers[name];
 
 describe("without an app session", () => {
@@ -240,11 +249,7 @@ describe("forwarding", () => {
   });
 
   it("carries a WebSocket to the app (echo)", async () => {
-    const ws = new WebSocket(`wss://127.0.0.1:${kit.port}/websocket/echo`, {
-      ca: kit.platform.hostCaPem,
-      servername: kit.hostOf("httpbin"),
-      headers: { host: `${kit.hostOf("httpbin")}:${kit.port}`, cookie: `${SESSION}=${cookie}` },
-    });
+    const ws = new WebSocket(`wss://127.0.0.1:${kit.port}/websocket/echo`, wsOptions(cookie));
     try {
       await new Promise<void>((resolve, reject) => {
         ws.once("open", () => resolve());
@@ -261,11 +266,7 @@ describe("forwarding", () => {
   });
 
   it("refuses a WebSocket without a session (401, no upgrade)", async () => {
-    const ws = new WebSocket(`wss://127.0.0.1:${kit.port}/websocket/echo`, {
-      ca: kit.platform.hostCaPem,
-      servername: kit.hostOf("httpbin"),
-      headers: { host: `${kit.hostOf("httpbin")}:${kit.port}` },
-    });
+    const ws = new WebSocket(`wss://127.0.0.1:${kit.port}/websocket/echo`, wsOptions());
     const status = await new Promise<number>((resolve) => {
       ws.once("unexpected-response", (_req, res) => resolve(res.statusCode ?? 0));
       ws.once("open", () => resolve(101));
