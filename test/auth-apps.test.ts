@@ -168,6 +168,30 @@ describe("ExchangeAppSession", () => {
     expect(elsewhere.code).toBe(status.NOT_FOUND);
   });
 
+  it("decides again at the exchange: access lost since the code means NOT_FOUND and no session", async () => {
+    await a.source.apply(parseResource(user("hank", ["dev-apps"])));
+    const c = await callUnary(
+      a.env.client,
+      "CreateAppSession",
+      { app_name: "grafana" },
+      userMetadata(await webSession(a, "hank")),
+    );
+    await a.source.apply(parseResource(user("hank", ["prod-viewer"])));
+    const starts = (await auditOf(a, "app.session.start")).length;
+    const ends = (await auditOf(a, "app.session.end")).length;
+    const r = await statusOf(
+      callUnary(
+        a.proxy,
+        "ExchangeAppSession",
+        { code: c.code, public_addr: "grafana.proxy.test" },
+        PROXY_MD(),
+      ),
+    );
+    expect(r.code).toBe(status.NOT_FOUND);
+    expect((await auditOf(a, "app.session.start")).length).toBe(starts);
+    expect((await auditOf(a, "app.session.end")).length).toBe(ends);
+  });
+
   it("refuses a code after its 60 s", async () => {
     const web = await webSession(a, "dana");
     const c = await callUnary(a.env.client, "CreateAppSession", { app_name: "grafana" }, userMetadata(web));

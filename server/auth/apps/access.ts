@@ -21,10 +21,18 @@ import type { GetAppSessionRequest__Output } from "../../../proto/generated/svc/
 import type { ListAppsResponse } from "../../../proto/generated/svc/v1/ListAppsResponse.ts";
 import { type Caller, callerLabel } from "../caller.ts";
 import { fillHeaders, signAssertion } from "./assertion.ts";
-import { type AppSession, AppSessionStore, checkSecret, type EndReason, sessionRef } from "./store.ts";
+import {
+  type AppSession,
+  AppSessionStore,
+  type AppSessionSubject,
+  checkSecret,
+  type EndReason,
+  sessionRef,
+} from "./store.ts";
 
 type AppResource = ResourceOf<"App">;
 type UserCaller = Extract<Caller, { kind: "user" }>;
+type Decided = { user: AppUser; app: AppResource };
 
 const SWEEP_INTERVAL_MS = 30_000;
 const MAX_NAME = 253;
@@ -185,15 +193,9 @@ export class AppAccess {
     checkSecret(req.code, "code");
     const addr = hostParam(req.public_addr, "public_addr");
     if (addr === "") throw new BadParameterError("public_addr is required");
-    const { id, session } = await this.store.exchange(req.code, addr);
-    let grant: AppSessionGrant;
-    try {
-      grant = await this.#grant(session);
-    } catch (err) {
-      // Access went away between the code and its exchange: the new session ends at once.
-      await this.store.end(session.hash, "logout").catch(() => false);
-      throw err;
-    }
+    // Decided again on the code's subject: access may have gone in the code's 60 s.
+    const { id, session, admitted } = await this.store.exchange(req.code, addr, (s) => this.#decide(s));
+    const grant = await this.#grant(session, admitted);
     await this.#d.audit({
       event_type: "app.session.start",
       user_name: session.username,
@@ -215,7 +217,7 @@ export class AppAccess {
     const session = await this.store.get(req.session_id);
     // Bound to its host: a cookie carried to another app's host is no session there.
     if (addr !== "" && session.publicAddr !== addr) throw new NotFoundError("unknown or expired app session");
-    return this.#grant(session);
+    return this.#grant(session, await this.#decide(session));
   }
 
   async remove(sessionId: string, caller: Caller): Promise<void> {
@@ -228,11 +230,16 @@ export class AppAccess {
 
   // ---- decisions ----------------------------------------------------------------------------
 
-  /** The grant of a session as things are now; NOT_FOUND / PERMISSION_DENIED when it no longer holds. */
-  async #grant(s: AppSession): Promise<AppSessionGrant> {
+  /**
+   * Does the session (or the code's subject) still hold, as things are now: its web session live,
+   * the user active and unlocked, the App there at the same host and reached by the user's roles.
+   * NOT_FOUND / PERMISSION_DENIED (a lock, with its message) when not.
+   */
+  async #decide(s: AppSessionSubject | AppSession): Promise<Decided> {
     const gone = () => new NotFoundError("unknown or expired app session");
     if (!(await this.#d.webSessionLive(s.username, s.webSessionHash))) {
-      await this.store.end(s.hash, "web_session_ended");
+      // A session left behind by a revocation whose cascade failed ends here.
+      if ("hash" in s) await this.store.end(s.hash, "web_session_ended");
       throw gone();
     }
     const lock = this.#d.lockRefusal(s.username);
@@ -247,6 +254,11 @@ export class AppAccess {
       !this.#reaches(user.checker, app)
     )
       throw gone();
+    return { user, app };
+  }
+
+  /** The grant of a session the decision admitted, with a fresh assertion. */
+  async #grant(s: AppSession, { user, app }: Decided): Promise<AppSessionGrant> {
     const roles = [...user.checker.roleNames];
     const assertion = await signAssertion(
       this.#d.signingKey(),

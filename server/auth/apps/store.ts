@@ -118,9 +118,14 @@ export class AppSessionStore {
 
   /**
    * Trades a code for a new session, once: NOT_FOUND for an unknown, spent or expired code and
-   * for a code issued for another host (which stays usable on its own host).
+   * for a code issued for another host (which stays usable on its own host). `admit` decides on
+   * the spent code's subject before any session exists (its throw is the answer).
    */
-  async exchange(code: string, publicAddr: string): Promise<{ id: string; session: AppSession }> {
+  async exchange<T>(
+    code: string,
+    publicAddr: string,
+    admit: (subject: AppSessionSubject) => Promise<T>,
+  ): Promise<{ id: string; session: AppSession; admitted: T }> {
     checkSecret(code, "code");
     const key = CODE_PREFIX + hashSecret(code);
     let item: Item;
@@ -144,6 +149,7 @@ export class AppSessionStore {
       throw err;
     }
     if (subject.expires.getTime() <= now) throw new NotFoundError("unknown or used code");
+    const admitted = await admit(subject);
     const id = randomSecret(32);
     const hash = hashSecret(id);
     const created = this.#clock.now();
@@ -157,7 +163,7 @@ export class AppSessionStore {
       { key: `${BY_WEB_PREFIX}${subject.webSessionHash}/${hash}`, value: { hash }, opts: keep },
       { key: `${BY_USER_PREFIX}${subject.username}/${hash}`, value: { hash }, opts: keep },
     ]);
-    return { id, session: { ...subject, hash, created } };
+    return { id, session: { ...subject, hash, created }, admitted };
   }
 
   /** The live session of an ID (NOT_FOUND when unknown or expired). */
