@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { parse, parseAllDocuments, stringify } from "yaml";
+import { RESOURCE_KINDS } from "../core/resources/index.ts";
 import type { PolicyRule } from "../operator/rbac.ts";
 import { checkConfig } from "../server/config.ts";
 import { kubectl } from "./harness/kube.ts";
@@ -79,7 +80,7 @@ describe("Helm chart charts/svc", () => {
     // One Role per component, all generated from operator/rbac.ts.
     expect(ofKind("Role").length).toBe(3);
     expect(ofKind("RoleBinding").length).toBe(3);
-    expect(ofKind("CustomResourceDefinition").length).toBe(6);
+    expect(ofKind("CustomResourceDefinition").length).toBe(RESOURCE_KINDS.length);
   });
 
   it("gives the operator exactly the RBAC the tests run it with", () => {
