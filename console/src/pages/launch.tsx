@@ -33,7 +33,7 @@ export default function LaunchPage() {
   const host = params["host"] ?? "";
   const [query] = useState(() => new URLSearchParams(location.search));
   const state = query.get("state") ?? "";
-  const { session } = useSession();
+  const { session, error } = useSession();
   const [problem, setProblem] = useState<Problem | undefined>(() => {
     if (!HOST.test(host)) return { title: "Not an app address", detail: `“${host}” is not a host name.` };
     if (state === "") {
@@ -73,6 +73,9 @@ export default function LaunchPage() {
       .catch((err: unknown) => setProblem(problemOf(err, host)));
   }, [session, problem, host, state, query]);
 
+  // The shell's banner says why the session did not load (a 401 is already on its way to sign-in).
+  const stuck = !session && error !== undefined && !(error instanceof ApiError && error.status === 401);
+  if (stuck && !problem) return <Page title="The app could not be opened" />;
   return (
     <Page title={problem ? problem.title : "Opening the app"}>
       {problem ? (
