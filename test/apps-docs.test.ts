@@ -7,11 +7,15 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtemp, readFile, rm, symlink, writeFile } from "node:fs/promises";
 import { request } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
+import * as pty from "node-pty";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
 import { CertificateAuthorities } from "../core/ca/authorities.ts";
 import { type JwtKey, signJwt } from "../core/ca/jwt.ts";
 import { FileCaKeyStore } from "../core/ca/key-store.ts";
@@ -21,11 +25,13 @@ import { systemClock } from "../core/clock.ts";
 import { loadConfigFile } from "../server/config.ts";
 import { docCommands, root } from "./chart-helm.ts";
 import { type Daemon, spawnDaemon, waitFor } from "./cli-fixture.ts";
+import { type Httpbin, startHttpbin } from "./harness/httpbin.ts";
 import { freePort } from "./harness/ports.ts";
 
 const execFileP = promisify(execFile);
 const STEP = 90_000;
 const GUIDE = "apps.md";
+const PASSWORD = "apps-docs-password-1";
 
 /** The guide's JavaScript example (the one ```js block). */
 function jsExample(markdown: string): string {
@@ -50,6 +56,34 @@ function httpGet(port: number, path: string, headers: Record<string, string> = {
   });
 }
 
+/** An HTTPS GET to the proxy at 127.0.0.1:`port` for `host` (TLS name and Host), trusting `ca`. */
+function appGet(port: number, host: string, path: string, ca: string, headers: Record<string, string>) {
+  return new Promise<{ status: number; headers: Record<string, unknown>; body: string }>(
+    (resolve, reject) => {
+      const req = httpsRequest(
+        {
+          host: "127.0.0.1",
+          port,
+          path,
+          ca,
+          servername: host,
+          headers: { host: `${host}:${port}`, ...headers },
+        },
+        (res) => {
+          let body = "";
+          res.setEncoding("utf8");
+          res.on("data", (d: string) => {
+            body += d;
+          });
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    },
+  );
+}
+
 const listening = (port: number) =>
   new Promise<boolean>((resolve) => {
     const s = connect(port, "127.0.0.1");
@@ -64,14 +98,19 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
   let guide = "";
   let dir = "";
   let env: NodeJS.ProcessEnv = {};
-  let ports: { auth: number; proxy: number; diag: number; app: number };
+  let ports: { auth: number; proxy: number; diag: number; example: number };
   let platform: Daemon | undefined;
+  let httpbin: Httpbin | undefined;
   let example: ChildProcess | undefined;
   let exampleOut = "";
   let cas: CertificateAuthorities;
-  /** What the example app is started with (the guide's command, ports substituted). */
+  let hostCa = "";
+  /** The proxy's public URL: the issuer of every assertion. */
   let proxyUrl = "";
-  const appUri = () => `http://127.0.0.1:${ports.app}`;
+  const publicHost = "svc.localhost";
+  /** The example runs as a second App, "verifier", at this URI (its audience). */
+  const exampleUri = () => `http://127.0.0.1:${ports.example}`;
+  const dataDir = () => join(dir, "data");
 
   /** The guide's command starting with `prefix`, its placeholders replaced (each must be there). */
   const command = (prefix: string, subst: Array<[string, string]> = []): string => {
@@ -86,12 +125,29 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
   };
   const sh = async (text: string): Promise<string> => {
     try {
-      return (await execFileP("bash", ["-euo", "pipefail", "-c", text], { cwd: dir, env, timeout: 50_000 }))
-        .stdout;
+      const r = await execFileP("bash", ["-euo", "pipefail", "-c", text], { cwd: dir, env, timeout: 50_000 });
+      return r.stdout;
     } catch (err) {
       const e = err as { stdout?: string; stderr?: string };
       throw new Error(`${text}\nfailed: ${e.stderr ?? ""}${e.stdout ?? ""}`);
     }
+  };
+  const startPlatform = async (extra: NodeJS.ProcessEnv): Promise<Daemon> => {
+    const d = spawnDaemon(
+      [
+        "start",
+        "--auth-listen",
+        `127.0.0.1:${ports.auth}`,
+        "--proxy-listen",
+        `127.0.0.1:${ports.proxy}`,
+        "--diag-listen",
+        `127.0.0.1:${ports.diag}`,
+      ],
+      { SVC_DATA_DIR: dataDir(), ...extra },
+    );
+    await waitFor(() => d.output().includes("svc is running") || d.child.exitCode !== null, "svcd start");
+    expect(d.child.exitCode, d.output()).toBeNull();
+    return d;
   };
 
   beforeAll(async () => {
@@ -104,45 +160,54 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
       auth: await freePort(),
       proxy: await freePort(),
       diag: await freePort(),
-      app: await freePort(),
+      example: await freePort(),
     };
     env = { ...process.env, SVC_HOME: join(dir, "home"), SVC_AUTH_ADDR: `127.0.0.1:${ports.auth}` };
     for (const k of ["SVC_DATA_DIR", "SVC_ADMIN_PASSWORD_FILE", "NODE_EXTRA_CA_CERTS"]) delete env[k];
-    await writeFile(join(dir, "admin-password"), "apps-docs-password-1\n", { mode: 0o600 });
-    platform = spawnDaemon(
-      [
-        "start",
-        "--auth-listen",
-        `127.0.0.1:${ports.auth}`,
-        "--proxy-listen",
-        `127.0.0.1:${ports.proxy}`,
-        "--diag-listen",
-        `127.0.0.1:${ports.diag}`,
-      ],
-      { SVC_DATA_DIR: join(dir, "data"), SVC_ADMIN_PASSWORD_FILE: join(dir, "admin-password") },
-    );
-    const p = platform;
-    await waitFor(() => p.output().includes("svc is running") || p.child.exitCode !== null, "svcd start");
-    expect(p.child.exitCode, p.output()).toBeNull();
+    await writeFile(join(dir, "admin-password"), `${PASSWORD}\n`, { mode: 0o600 });
+    httpbin = await startHttpbin();
+
+    // The first start makes the data folder; then the guide's svc.yaml lines (its public host with
+    // a dot), on this run's port, and the restart it asks for.
+    await (await startPlatform({ SVC_ADMIN_PASSWORD_FILE: join(dir, "admin-password") })).stop();
+    const snippet = [...guide.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)]
+      .map((m) => m[1] ?? "")
+      .find((y) => y.startsWith("proxy:"));
+    if (!snippet) throw new Error(`${GUIDE} has no svc.yaml snippet with public_addr any more`);
+    const lines = parseYaml(snippet.replaceAll("3080", String(ports.proxy))) as {
+      proxy: Record<string, unknown>;
+    };
+    expect(lines.proxy["public_addr"]).toBe(`${publicHost}:${ports.proxy}`);
+    const configFile = join(dataDir(), "svc.yaml");
+    const config = parseYaml(await readFile(configFile, "utf8")) as { proxy: Record<string, unknown> };
+    Object.assign(config.proxy, lines.proxy);
+    await writeFile(configFile, stringifyYaml(config));
+    platform = await startPlatform({});
+    hostCa = await readFile(join(dataDir(), "host-ca.pem"), "utf8");
+    proxyUrl = `https://${publicHost}:${ports.proxy}`;
+
     // The App CA as the data folder holds it (read only: every CA exists after the first start).
-    const config = await loadConfigFile(join(dir, "data", "svc.yaml"));
-    const caDir = join(dir, "data", "ca");
+    const loaded = await loadConfigFile(configFile);
+    const caDir = join(dataDir(), "ca");
     cas = await CertificateAuthorities.loadOrCreate(new FileCaKeyStore(caDir), {
-      clusterName: config.cluster_name,
-      trustDomain: config.cluster_name,
+      clusterName: loaded.cluster_name,
+      trustDomain: loaded.cluster_name,
       clock: systemClock,
       rotationStore: new FileRotationStateStore(caDir),
     });
-    proxyUrl = `https://localhost:${ports.proxy}`;
 
     // The guide's command that starts the example, as written but for the ports; it runs from the
     // folder the guide's paths are relative to (data/host-ca.pem).
     await writeFile(join(dir, "verify-assertion.mjs"), jsExample(guide));
     const start = command("NODE_EXTRA_CA_CERTS=", [
-      ["https://localhost:3080", proxyUrl],
-      ["http://127.0.0.1:3000", appUri()],
+      ["3080", String(ports.proxy)],
+      ["http://127.0.0.1:3000", exampleUri()],
     ]);
-    example = spawn("bash", ["-c", `exec env PORT=${ports.app} ${start}`], { cwd: dir, env, stdio: "pipe" });
+    example = spawn("bash", ["-c", `exec env PORT=${ports.example} ${start.replaceAll("\\\n", " ")}`], {
+      cwd: dir,
+      env,
+      stdio: "pipe",
+    });
     const ex = example;
     ex.stdout?.on("data", (d: Buffer) => {
       exampleOut += d.toString();
@@ -152,9 +217,9 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
     });
     await waitFor(async () => {
       if (ex.exitCode !== null) throw new Error(`the example exited: ${exampleOut}`);
-      return listening(ports.app);
+      return listening(ports.example);
     }, "the example app listening");
-  }, STEP);
+  }, 3 * STEP);
 
   afterAll(async () => {
     if (example && example.exitCode === null) {
@@ -162,21 +227,22 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
       await once(example, "exit");
     }
     await platform?.stop();
+    await httpbin?.stop();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
   const sign = (
     key: JwtKey,
-    o: { audience?: string; issuer?: string; clock?: Clock; ttlSeconds?: number } = {},
+    o: { audience?: string; issuer?: string; clock?: Clock } = {},
   ): Promise<string> =>
     signJwt(
       key,
       { username: "alice", roles: ["access", "apps-dev"], traits: { logins: ["alice"] } },
       {
         subject: "alice",
-        audience: o.audience ?? appUri(),
+        audience: o.audience ?? exampleUri(),
         issuer: o.issuer ?? proxyUrl,
-        ttlSeconds: o.ttlSeconds ?? 120,
+        ttlSeconds: 120,
         clock: o.clock ?? systemClock,
         jti: `t-${Math.random()}`,
       },
@@ -186,7 +252,7 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
     "the example answers an assertion of the App CA (keys fetched from the proxy) and refuses every other",
     async () => {
       const appKey = cas.appJwtKeys[0] as JwtKey;
-      const good = await httpGet(ports.app, "/", { "svc-jwt-assertion": await sign(appKey) });
+      const good = await httpGet(ports.example, "/", { "svc-jwt-assertion": await sign(appKey) });
       expect(good, exampleOut).toEqual({
         status: 200,
         body: JSON.stringify({ hello: "alice", roles: ["access", "apps-dev"] }),
@@ -206,11 +272,128 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
         ["garbage", { "svc-jwt-assertion": "e30.e30.AAAA" }],
       ];
       for (const [why, headers] of refused) {
-        const r = await httpGet(ports.app, "/", headers);
+        const r = await httpGet(ports.example, "/", headers);
         expect(r.status, why).toBe(401);
         expect(r.body, why).toBe("not through the proxy\n");
       }
     },
     STEP,
+  );
+
+  it(
+    "the guide's manifest, svc login, svc apps ls / login / config / logout, through the proxy to go-httpbin",
+    async () => {
+      const port = String(ports.proxy);
+      // The manifest as written, pointing at this run's go-httpbin; the example as a second App.
+      await sh(command("cat > data/manifests/grafana.yaml", [["http://127.0.0.1:3000", httpbin?.url ?? ""]]));
+      await writeFile(
+        join(dataDir(), "manifests", "verifier.yaml"),
+        stringifyYaml({
+          apiVersion: "svc.dev/v1",
+          kind: "App",
+          metadata: { name: "verifier" },
+          spec: { uri: exampleUri() },
+        }),
+      );
+
+      // svc login as written, on a terminal: it asks the password.
+      const login = command("bin/svc login", [["3080", port]]);
+      const term = pty.spawn("bash", ["-c", login], {
+        cwd: dir,
+        env: env as Record<string, string>,
+        cols: 120,
+        rows: 30,
+      });
+      let screen = "";
+      let typed = false;
+      const code = await new Promise<number>((resolve) => {
+        term.onData((d) => {
+          screen += d;
+          if (!typed && screen.includes("Password for admin")) {
+            typed = true;
+            term.write(`${PASSWORD}\r`);
+          }
+        });
+        term.onExit((e) => resolve(e.exitCode));
+      });
+      expect(code, screen).toBe(0);
+      expect(screen).toMatch(/as admin/);
+
+      // The folder source reads the manifests at once; the proxy's copy follows.
+      let listing = "";
+      await waitFor(async () => {
+        listing = await sh(command("bin/svc apps ls"));
+        return listing.includes("grafana") && listing.includes("verifier");
+      }, "grafana in svc apps ls");
+      expect(listing).toContain(`https://grafana.${publicHost}:${port}/`);
+      expect(await sh(command("bin/svc apps login grafana"))).toContain("Logged in to grafana");
+      // The curl command the CLI prints reaches go-httpbin's start page through the proxy.
+      expect(await sh(command('eval "$(bin/svc apps config grafana --format curl)"'))).toContain(
+        "go-httpbin",
+      );
+
+      // What the app receives (go-httpbin echoes it): the assertion (the client's own dropped), the
+      // forwarding headers, the app's cookies without the proxy's.
+      const cookie = (await sh("bin/svc apps config grafana --format cookie")).trim();
+      const grafana = `grafana.${publicHost}`;
+      const echoed = await appGet(ports.proxy, grafana, "/headers", hostCa, {
+        cookie: `${cookie}; theme=dark`,
+        "svc-jwt-assertion": "forged",
+      });
+      expect(echoed.status, echoed.body).toBe(200);
+      const headers = (JSON.parse(echoed.body) as { headers: Record<string, string[]> }).headers;
+      const assertion = headers["Svc-Jwt-Assertion"] ?? [];
+      expect(assertion).toHaveLength(1);
+      expect(headers["Cookie"]).toEqual(["theme=dark"]);
+      expect(headers["X-Forwarded-Host"]?.[0]).toMatch(new RegExp(`^${grafana.replaceAll(".", "\\.")}`));
+      // The claims the guide lists, verified with the keys the proxy publishes.
+      const served = await appGet(
+        ports.proxy,
+        publicHost,
+        "/workload-identity/app-jwt-jwks.json",
+        hostCa,
+        {},
+      );
+      const { payload, protectedHeader } = await jwtVerify(
+        assertion[0] ?? "",
+        createLocalJWKSet(JSON.parse(served.body) as JSONWebKeySet),
+        { issuer: proxyUrl, audience: httpbin?.url ?? "", algorithms: ["ES256"] },
+      );
+      expect(protectedHeader.kid).toBe(cas.appJwtKeys[0]?.kid);
+      expect(payload).toMatchObject({
+        sub: "admin",
+        username: "admin",
+        roles: expect.arrayContaining(["admin"]),
+      });
+      expect(typeof payload.jti).toBe("string");
+      expect((payload.exp ?? 0) - (payload.iat ?? 0)).toBeLessThanOrEqual(120);
+
+      // The guide's verifier behind the proxy: the proxy's assertion names the signed-in user.
+      await sh("bin/svc apps login verifier");
+      const verifierCookie = (await sh("bin/svc apps config verifier --format cookie")).trim();
+      const hello = await appGet(ports.proxy, `verifier.${publicHost}`, "/", hostCa, {
+        cookie: verifierCookie,
+      });
+      expect(hello.status, `${hello.body} ${exampleOut}`).toBe(200);
+      expect(JSON.parse(hello.body)).toMatchObject({ hello: "admin" });
+      // Without the cookie the proxy sends a browser to the launch page on the main host.
+      const bare = await appGet(ports.proxy, grafana, "/headers", hostCa, {});
+      expect(bare.status).toBe(302);
+      expect(String(bare.headers["location"])).toContain(
+        `https://${publicHost}:${port}/web/launch/${grafana}`,
+      );
+
+      // Logout ends both sessions at auth: the cookies no longer open the app.
+      expect(await sh(command("bin/svc apps logout"))).toMatch(/Ended 2 app sessions/);
+      await waitFor(
+        async () => {
+          const after = await appGet(ports.proxy, grafana, "/headers", hostCa, { cookie });
+          return after.status === 302;
+        },
+        "the ended app session refused (within the 30 s re-check)",
+        45_000,
+      );
+    },
+    2 * STEP,
   );
 });
