@@ -14,6 +14,7 @@ export {
   isAppHostOf,
   RESERVED_APP_HEADERS,
 } from "./app.ts";
+export { appAtHost, appHostConflicts } from "./app-hosts.ts";
 export {
   type ClaimMapping,
   CONNECTOR_TYPES,
