@@ -38,7 +38,7 @@ const app = (name: string, labels: Record<string, string>, spec: Record<string, 
 
 /**
  * Roles: dev-apps (env=dev), most-apps (every app but tier=secret: deny wins), app-admin (may
- * list apps with their URIs). Users: dana (dev-apps, traits teams), fred (most-apps), gina
+ * list apps with their URIs), needs-mfa (require_mfa). Users: dana (dev-apps, traits teams), fred (most-apps), gina
  * (dev-apps + app-admin), nora (no app role). Apps: grafana (dev, header templates, redirect
  * host), billing (prod), vault (dev + secret, its own public_addr).
  */
@@ -48,6 +48,7 @@ export function appResources(): unknown[] {
     role("dev-apps", { allow: { app_labels: { env: "dev" } } }),
     role("most-apps", { allow: { app_labels: { "*": "*" } }, deny: { app_labels: { tier: "secret" } } }),
     role("app-admin", { allow: { rules: [{ resources: ["apps"], verbs: ["list"] }] } }),
+    role("needs-mfa", { options: { require_mfa: true } }),
     user("dana", ["dev-apps"], { teams: ["ops", "db"], logins: ["dana"] }),
     user("fred", ["most-apps"]),
     user("gina", ["dev-apps", "app-admin"]),

@@ -247,6 +247,18 @@ describe("GetAppSession", () => {
     expect(ended.map((e) => e.fields["reason"])).toEqual(["web_session_ended"]);
   });
 
+  it("refuses a session without MFA once a role requires it, and a request naming no host", async () => {
+    await a.source.apply(parseResource(user("ivy", ["dev-apps"])));
+    const g = await launch(a, await webSession(a, "ivy"), "grafana");
+    expect((await get(g.session_id)).username).toBe("ivy");
+    const noHost = await statusOf(
+      callUnary(a.proxy, "GetAppSession", { session_id: g.session_id, public_addr: "" }, PROXY_MD()),
+    );
+    expect(noHost.code).toBe(status.INVALID_ARGUMENT);
+    await a.source.apply(parseResource(user("ivy", ["dev-apps", "needs-mfa"])));
+    expect((await statusOf(get(g.session_id))).code).toBe(status.NOT_FOUND);
+  });
+
   it("signs a fresh assertion that verifies against the App CA's JWKS with the user's claims", async () => {
     const web = await webSession(a, "dana");
     const g = await launch(a, web, "grafana");

@@ -624,7 +624,8 @@ export class AuthService {
       lockRefusal: (name) => this.#userLockRefusal(name),
       webSessionLive: async (name, hash) => {
         const s = await this.sessions.byHash(hash);
-        return s !== undefined && s.username === name && (await this.#sessionActive(name, s));
+        if (s === undefined || s.username !== name || !(await this.#sessionActive(name, s))) return false;
+        return s.mfa || this.#activeChecker(name)?.options().requireMfa !== true;
       },
       audit: (e) => this.#audit(e),
     });

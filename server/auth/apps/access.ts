@@ -7,7 +7,7 @@ import type { Logger } from "pino";
 import type { Backend } from "../../../core/backend/backend.ts";
 import type { JwtKey } from "../../../core/ca/jwt.ts";
 import type { Clock } from "../../../core/clock.ts";
-import { AccessDeniedError, BadParameterError, NotFoundError } from "../../../core/errors.ts";
+import { AccessDeniedError, BadParameterError, isNotFound, NotFoundError } from "../../../core/errors.ts";
 import type { JsonObject } from "../../../core/json.ts";
 import type { AccessChecker, Traits } from "../../../core/rbac/index.ts";
 import { appPublicHost, type ResourceOf } from "../../../core/resources/index.ts";
@@ -61,7 +61,10 @@ export interface AppAccessDeps extends AppAccessOptions {
   user(name: string): Promise<AppUser | undefined>;
   /** "locked: ..." when a lock covers the user now. */
   lockRefusal(name: string): string | undefined;
-  /** Whether this user's web session (by hash) is live and still theirs. */
+  /**
+   * Whether this user's web session (by hash) is live, still theirs, and enough for the user's
+   * roles now (a role that came to require MFA refuses a session that did not pass it).
+   */
   webSessionLive(name: string, hash: string): Promise<boolean>;
   audit(e: { event_type: string; user_name: string; success: boolean; fields: JsonObject }): Promise<unknown>;
 }
@@ -214,9 +217,10 @@ export class AppAccess {
   async get(req: GetAppSessionRequest__Output, caller: Caller): Promise<AppSessionGrant> {
     requireProxy(caller);
     const addr = hostParam(req.public_addr, "public_addr");
+    if (addr === "") throw new BadParameterError("public_addr is required");
     const session = await this.store.get(req.session_id);
     // Bound to its host: a cookie carried to another app's host is no session there.
-    if (addr !== "" && session.publicAddr !== addr) throw new NotFoundError("unknown or expired app session");
+    if (session.publicAddr !== addr) throw new NotFoundError("unknown or expired app session");
     return this.#grant(session, await this.#decide(session));
   }
 
@@ -224,8 +228,14 @@ export class AppAccess {
     requireProxy(caller);
     checkSecret(sessionId, "session_id");
     // Idempotent: the cookie of a session already ended (expired, logged out elsewhere) logs out too.
-    const s = await this.store.get(sessionId).catch(() => undefined);
-    if (s) await this.store.end(s.hash, "logout");
+    let s: AppSession;
+    try {
+      s = await this.store.get(sessionId);
+    } catch (err) {
+      if (isNotFound(err)) return;
+      throw err;
+    }
+    await this.store.end(s.hash, "logout");
   }
 
   // ---- decisions ----------------------------------------------------------------------------
