@@ -16,6 +16,16 @@ describe("appAtHost", () => {
     expect(appAtHost([grafana, wiki], "wiki.proxy.example", "proxy.example")).toBeUndefined();
   });
 
+  it("reaches no App outside one label under the proxy host (the main host, deeper names, other domains)", () => {
+    const main = app("main", "proxy.example");
+    const deep = app("deep", "a.b.proxy.example");
+    const other = app("other", "grafana.elsewhere.example");
+    const apps = [main, deep, other];
+    expect(appAtHost(apps, "proxy.example", "proxy.example")).toBeUndefined();
+    expect(appAtHost(apps, "a.b.proxy.example", "proxy.example")).toBeUndefined();
+    expect(appAtHost(apps, "grafana.elsewhere.example", "proxy.example")).toBeUndefined();
+  });
+
   it("refuses a host two Apps claim (a public_addr shadowing another App's default host)", () => {
     const shadow = app("shadow", "grafana.proxy.example");
     expect(appAtHost([grafana, shadow], "grafana.proxy.example", "proxy.example")).toBeUndefined();
