@@ -4,9 +4,8 @@
 // own, keeping the app session cookie in $SVC_HOME/apps/<name>.json for scripts (config).
 import { randomBytes } from "node:crypto";
 import { type Command, Option } from "commander";
-import { BadParameterError, isSvcError, NotAuthenticatedError, NotFoundError } from "../core/errors.ts";
-import type { JsonValue } from "../core/json.ts";
-import { DNS_SUBDOMAIN_PATTERN } from "../core/resources/meta.ts";
+import { BadParameterError, NotAuthenticatedError, NotFoundError } from "../core/errors.ts";
+import { DNS_LABEL_MAX, DNS_LABEL_PATTERN } from "../core/resources/meta.ts";
 import {
   APP_SESSION_COOKIE,
   caFileOf,
@@ -43,13 +42,13 @@ export const LIST_FORMATS: readonly ListFormat[] = ["text", "json"];
 export type ConfigFormat = "text" | "uri" | "cookie" | "curl" | "json";
 export const CONFIG_FORMATS: readonly ConfigFormat[] = ["text", "uri", "cookie", "curl", "json"];
 
-const APP_NAME = new RegExp(DNS_SUBDOMAIN_PATTERN);
+const APP_NAME = new RegExp(DNS_LABEL_PATTERN);
 
 /** An App name given on the command line (it also names a file: nothing else is accepted). */
 function appNameArg(name: string): string {
-  if (name.length > 253 || !APP_NAME.test(name)) {
+  if (name.length > DNS_LABEL_MAX || !APP_NAME.test(name)) {
     throw new BadParameterError(
-      `${JSON.stringify(name)} is not an app name (lower-case letters, digits, - and .)`,
+      `${JSON.stringify(name)} is not an app name (lower-case letters, digits and -)`,
     );
   }
   return name;
@@ -75,26 +74,21 @@ export async function appsLs(o: { format: ListFormat }): Promise<void> {
   );
 }
 
-/** POST /v1/webapi/apps/sessions for `app`: by URL or host, else by name, then by host. */
+/** POST /v1/webapi/apps/sessions for `app`: a URL or a dotted host name is where the app is reached. */
 async function startSession(
   p: Awaited<ReturnType<typeof requireSession>>,
   app: string,
 ): Promise<StartAnswer> {
-  const call = (body: JsonValue) =>
-    proxyCall<StartAnswer>(targetOf(p), "POST", "/v1/webapi/apps/sessions", {
-      sessionId: p.session_id,
-      body,
-    });
-  if (/^https?:\/\//i.test(app)) return call({ public_addr: new URL(app).hostname });
-  try {
-    return await call({ app_name: appNameArg(app.toLowerCase()) });
-  } catch (err) {
-    // A dotted argument may be the host the app is reached at (what a browser shows).
-    if (isSvcError(err) && err.code === "not_found" && app.includes(".")) {
-      return call({ public_addr: app.toLowerCase() });
-    }
-    throw err;
-  }
+  // App names are DNS labels: anything with a dot is a host name.
+  const body: Record<string, string> = /^https?:\/\//i.test(app)
+    ? { public_addr: new URL(app).hostname }
+    : app.includes(".")
+      ? { public_addr: app.toLowerCase() }
+      : { app_name: appNameArg(app.toLowerCase()) };
+  return proxyCall<StartAnswer>(targetOf(p), "POST", "/v1/webapi/apps/sessions", {
+    sessionId: p.session_id,
+    body,
+  });
 }
 
 export async function appsLogin(app: string, o: { format: ListFormat }): Promise<void> {
@@ -104,17 +98,18 @@ export async function appsLogin(app: string, o: { format: ListFormat }): Promise
   // The state the app host's login path compares with its state cookie: ours, both sides.
   const state = randomBytes(32).toString("base64url");
   const got = await exchangeAtAppHost(target, started.login_url, started.code, state);
-  const sessionEnds = Date.parse(started.expires);
-  const expires =
-    got.maxAgeSeconds !== undefined
-      ? Math.min(Date.now() + got.maxAgeSeconds * 1000, sessionEnds)
-      : sessionEnds;
+  // The cookie's Max-Age is the app session's life; the web session's end bounds it (and stands
+  // in for it when the cookie carries none).
+  const webEnds = p.expires_at ? Date.parse(p.expires_at) : Number.POSITIVE_INFINITY;
+  const cookieEnds = got.maxAgeSeconds !== undefined ? Date.now() + got.maxAgeSeconds * 1000 : webEnds;
+  const expires = Math.min(cookieEnds, webEnds);
   const stored: StoredAppSession = {
     app: appNameArg(started.app.name),
     public_addr: started.app.public_addr,
     public_url: started.app.public_url,
     session: got.session,
-    expires_at: new Date(expires).toISOString(),
+    // neither known (an old profile, a cookie without Max-Age): config trusts it for an hour
+    expires_at: new Date(Number.isFinite(expires) ? expires : Date.now() + 3600_000).toISOString(),
     web_session_hash: webSessionHash(p.session_id),
   };
   await saveAppSession(stored, target.insecure ? undefined : target.caPem);

@@ -236,7 +236,7 @@ describe("GET /v1/webapi/apps", () => {
 });
 
 describe("POST /v1/webapi/apps/sessions", () => {
-  it("by name: 201 with a one-time code, the app host's login URL and an expiry within the web session", async () => {
+  it("by name: 201 with a one-time code, its expiry (a minute, within the web session) and the app host's login URL", async () => {
     const before = Date.now();
     const res = await start(DAVE, { app_name: "wiki" });
     expect(res.status, res.text).toBe(201);
@@ -251,6 +251,8 @@ describe("POST /v1/webapi/apps/sessions", () => {
     const webExpires = Date.parse((session.json as { expires_at: string }).expires_at);
     expect(Date.parse(s.expires)).toBeGreaterThan(before);
     expect(Date.parse(s.expires)).toBeLessThanOrEqual(webExpires);
+    // the code's, not the session's: a minute at most
+    expect(Date.parse(s.expires)).toBeLessThanOrEqual(Date.now() + 61_000);
   });
 
   it("by the host the browser came from (the launch page): the App with that public address", async () => {

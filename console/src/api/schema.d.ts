@@ -2693,7 +2693,7 @@ export interface paths {
               code: string;
               /**
                * Format: date-time
-               * @description RFC 3339
+               * @description when the code expires (60 s at most)
                */
               expires: string;
               /** @description https://<public_addr>[:port]/x-svc/app-login */

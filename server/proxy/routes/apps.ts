@@ -7,7 +7,7 @@ import { NotFoundError } from "../../../core/errors.ts";
 import { DNS_LABEL_MAX, DNS_LABEL_PATTERN } from "../../../core/resources/meta.ts";
 import type { AppInfo } from "../auth-client.ts";
 import { sessionOf } from "../plugins/session.ts";
-import { commonErrors, errorResponses, sessionSecurity, Timestamp } from "../schemas.ts";
+import { commonErrors, errorResponses, sessionSecurity } from "../schemas.ts";
 
 /** The app host's path that trades the one-time code for the app session cookie. */
 export const APP_LOGIN_PATH = "/x-svc/app-login";
@@ -48,7 +48,7 @@ const StartResult = Type.Object({
   }),
   login_url: Type.String({ description: `https://<public_addr>[:port]${APP_LOGIN_PATH}` }),
   app: App,
-  expires: Timestamp,
+  expires: Type.String({ format: "date-time", description: "when the code expires (60 s at most)" }),
 });
 
 const EndQuery = Type.Object({
