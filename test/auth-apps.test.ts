@@ -62,6 +62,54 @@ describe("ListApps", () => {
   });
 });
 
+describe("hosts the proxy cannot serve", () => {
+  it("an App whose host another App claims is neither listed, launched nor served", async () => {
+    const web = await webSession(a, "dana");
+    const g = await launch(a, web, "grafana");
+    // Claims grafana's default host: two Apps at one host, so neither is served there.
+    await a.source.apply(
+      parseResource({
+        apiVersion: API_VERSION,
+        kind: "App",
+        metadata: { name: "shadow", labels: { env: "dev" } },
+        spec: { uri: "http://127.0.0.1:9/", public_addr: "grafana.proxy.test" },
+      }),
+    );
+    try {
+      expect((await listAs("dana")).map((x) => x.name)).toEqual(["vault"]);
+      for (const req of [
+        { app_name: "grafana" },
+        { app_name: "shadow" },
+        { public_addr: "grafana.proxy.test" },
+      ]) {
+        const r = await statusOf(callUnary(a.env.client, "CreateAppSession", req, userMetadata(web)));
+        expect(r.code, JSON.stringify(req)).toBe(status.NOT_FOUND);
+      }
+      const got = await statusOf(
+        callUnary(
+          a.proxy,
+          "GetAppSession",
+          { session_id: g.session_id, public_addr: "grafana.proxy.test" },
+          PROXY_MD(),
+        ),
+      );
+      expect(got.code).toBe(status.NOT_FOUND);
+    } finally {
+      await a.source.remove("App", "shadow");
+    }
+    expect(
+      (
+        await callUnary(
+          a.proxy,
+          "GetAppSession",
+          { session_id: g.session_id, public_addr: "grafana.proxy.test" },
+          PROXY_MD(),
+        )
+      ).app_name,
+    ).toBe("grafana");
+  });
+});
+
 describe("CreateAppSession", () => {
   it("answers an app the user may not reach exactly as a missing one", async () => {
     const fred = userMetadata(await webSession(a, "fred"));

@@ -10,7 +10,7 @@ import type { Clock } from "../../../core/clock.ts";
 import { AccessDeniedError, BadParameterError, isNotFound, NotFoundError } from "../../../core/errors.ts";
 import type { JsonObject } from "../../../core/json.ts";
 import type { AccessChecker, Traits } from "../../../core/rbac/index.ts";
-import { appPublicHost, type ResourceOf } from "../../../core/resources/index.ts";
+import { appAtHost, appPublicHost, type ResourceOf } from "../../../core/resources/index.ts";
 import type { ResourceSource } from "../../../core/sources/source.ts";
 import type { App } from "../../../proto/generated/svc/v1/App.ts";
 import type { AppSessionGrant } from "../../../proto/generated/svc/v1/AppSessionGrant.ts";
@@ -137,8 +137,9 @@ export class AppAccess {
   async listApps(caller: Caller): Promise<ListAppsResponse> {
     const user = await this.#activeUser(requireUser(caller).username);
     const withUri = user.checker.can("apps", "list");
-    const apps = this.#apps()
-      .filter((a) => this.#reaches(user.checker, a))
+    const all = this.#apps();
+    const apps = all
+      .filter((a) => this.#hosted(all, a) && this.#reaches(user.checker, a))
       .sort((a, b) => (a.metadata.name < b.metadata.name ? -1 : 1))
       .map((a) => this.#toWire(a, withUri));
     return { apps };
@@ -155,13 +156,20 @@ export class AppAccess {
     if (req.app_name === "" && addr === "")
       throw new BadParameterError("app_name or public_addr is required");
     const user = await this.#activeUser(u.username);
-    const app = this.#apps().find(
-      (a) =>
-        (req.app_name === "" || a.metadata.name === req.app_name) &&
-        (addr === "" || appPublicHost(a, this.#publicHost) === addr),
-    );
-    // An app the user may not reach is as absent as one that does not exist.
-    if (!app || !this.#reaches(user.checker, app)) throw new NotFoundError(NOT_FOUND);
+    const all = this.#apps();
+    const app =
+      req.app_name !== ""
+        ? all.find((a) => a.metadata.name === req.app_name)
+        : appAtHost(all, addr, this.#publicHost);
+    // An app the user may not reach is as absent as one that does not exist; so is one whose host
+    // the proxy cannot serve (not one label under its host, or claimed by two Apps).
+    if (
+      !app ||
+      !this.#hosted(all, app) ||
+      (addr !== "" && appPublicHost(app, this.#publicHost) !== addr) ||
+      !this.#reaches(user.checker, app)
+    )
+      throw new NotFoundError(NOT_FOUND);
     const { code, expires } = await this.store.createCode({
       username: u.username,
       roles: [...user.checker.roleNames],
@@ -255,15 +263,8 @@ export class AppAccess {
     const lock = this.#d.lockRefusal(s.username);
     if (lock) throw new AccessDeniedError(lock);
     const user = await this.#d.user(s.username);
-    const app = this.#d.source.get("App", s.app);
-    if (
-      !user ||
-      !app ||
-      app.metadata.deletionTimestamp ||
-      appPublicHost(app, this.#publicHost) !== s.publicAddr ||
-      !this.#reaches(user.checker, app)
-    )
-      throw gone();
+    const app = appAtHost(this.#apps(), s.publicAddr, this.#publicHost);
+    if (!user || !app || app.metadata.name !== s.app || !this.#reaches(user.checker, app)) throw gone();
     return { user, app };
   }
 
@@ -316,6 +317,14 @@ export class AppAccess {
 
   #apps(): AppResource[] {
     return this.#d.source.list("App").filter((a) => !a.metadata.deletionTimestamp);
+  }
+
+  /** Whether the proxy serves `app` at its host: one label under the public host, no other App there. */
+  #hosted(all: readonly AppResource[], app: AppResource): boolean {
+    return (
+      appAtHost(all, appPublicHost(app, this.#publicHost), this.#publicHost)?.metadata.name ===
+      app.metadata.name
+    );
   }
 
   #reaches(checker: AccessChecker, app: AppResource): boolean {
