@@ -37,15 +37,8 @@ export interface AppsPlatform {
   hostOf(app: string): string;
   originOf(app: string): string;
   manifestsDir: string;
-  /** One HTTPS request: TLS name `sni` (default the Host's name), Host as given. */
-  send(o: {
-    host: string;
-    path: string;
-    method?: string;
-    headers?: Record<string, string>;
-    body?: unknown;
-    sni?: string;
-  }): Promise<Res>;
+  /** One HTTPS request to the proxy (sendTo). */
+  send(o: SendOptions): Promise<Res>;
   /** A main web session of `user` (its id). */
   login(user: string): Promise<string>;
   /** The full browser flow: the app host's redirect, the launch call, the login path; the cookie. */
@@ -100,6 +93,59 @@ export function cookieSet(r: Res, name: string): string | undefined {
   return line?.slice(name.length + 1).split(";")[0];
 }
 
+export interface SendOptions {
+  host: string;
+  path: string;
+  method?: string;
+  headers?: Record<string, string>;
+  body?: unknown;
+  sni?: string;
+}
+
+/**
+ * One HTTPS request to 127.0.0.1:`port` trusting `ca`: TLS name `sni` (default the Host's name),
+ * Host as given (`:<port>` added when it has none).
+ */
+export function sendTo(port: number, ca: string | string[], o: SendOptions): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
+    const req = request(
+      {
+        host: "127.0.0.1",
+        port,
+        method: o.method ?? "GET",
+        path: o.path,
+        ca,
+        servername: o.sni ?? o.host.replace(/:\d+$/, ""),
+        agent: false,
+        headers: {
+          host: o.host.includes(":") ? o.host : `${o.host}:${port}`,
+          ...(payload ? { "content-type": "application/json" } : {}),
+          ...o.headers,
+        },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (d: string) => {
+          text += d;
+        });
+        res.on("end", () => {
+          let json: unknown;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
 export async function startAppsPlatform(): Promise<AppsPlatform> {
   const dir = await mkdtemp(join(tmpdir(), "svc-proxy-apps-"));
   const httpbin = await startHttpbin();
@@ -139,44 +185,7 @@ export async function startAppsPlatform(): Promise<AppsPlatform> {
     const running = platform;
     const origin = `https://${PUBLIC_HOST}:${port}`;
     const hostOf = (app: string) => `${app}.${PUBLIC_HOST}`;
-    const send: AppsPlatform["send"] = (o) =>
-      new Promise((resolve, reject) => {
-        const payload = o.body === undefined ? undefined : JSON.stringify(o.body);
-        const req = request(
-          {
-            host: "127.0.0.1",
-            port,
-            method: o.method ?? "GET",
-            path: o.path,
-            ca: running.hostCaPem,
-            servername: o.sni ?? o.host.replace(/:\d+$/, ""),
-            agent: false,
-            headers: {
-              host: o.host.includes(":") ? o.host : `${o.host}:${port}`,
-              ...(payload ? { "content-type": "application/json" } : {}),
-              ...o.headers,
-            },
-          },
-          (res) => {
-            let text = "";
-            res.setEncoding("utf8");
-            res.on("data", (d: string) => {
-              text += d;
-            });
-            res.on("end", () => {
-              let json: unknown;
-              try {
-                json = JSON.parse(text);
-              } catch {
-                json = undefined;
-              }
-              resolve({ status: res.statusCode ?? 0, headers: res.headers, text, json });
-            });
-          },
-        );
-        req.on("error", reject);
-        req.end(payload);
-      });
+    const send: AppsPlatform["send"] = (o) => sendTo(port, running.hostCaPem, o);
     const kit: AppsPlatform = {
       platform: running,
       httpbin,
