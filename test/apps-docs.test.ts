@@ -26,6 +26,7 @@ import { loadConfigFile } from "../server/config.ts";
 import { docCommands, root } from "./chart-helm.ts";
 import { type Daemon, spawnDaemon, waitFor } from "./cli-fixture.ts";
 import { type Httpbin, startHttpbin } from "./harness/httpbin.ts";
+import { type KubeCluster, kubectl, startKube } from "./harness/kube.ts";
 import { freePort } from "./harness/ports.ts";
 
 const execFileP = promisify(execFile);
@@ -395,5 +396,94 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
       );
     },
     2 * STEP,
+  );
+});
+
+describe("docs/apps.md: the manifest as custom resources", () => {
+  let kube: KubeCluster | undefined;
+  let dir = "";
+
+  beforeAll(async () => {
+    kube = await startKube();
+    dir = await mkdtemp(join(tmpdir(), "svc-apps-docs-kube-"));
+  }, 4 * STEP);
+
+  afterAll(async () => {
+    await kube?.stop();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it(
+    "kubectl apply of the guide's App and Role: the CRDs accept them as written",
+    async () => {
+      const k = kube as KubeCluster;
+      const guide = await readFile(join(root, "docs", GUIDE), "utf8");
+      const commands = docCommands(guide);
+      // "the same manifest": the folder command's here-document, saved as the file kubectl reads.
+      const folder = commands.find((c) => c.text.startsWith("cat > data/manifests/grafana.yaml"))?.text ?? "";
+      const manifest = /<<'EOF'\n([\s\S]*)\nEOF$/.exec(folder)?.[1];
+      expect(manifest, folder).toBeDefined();
+      await writeFile(join(dir, "grafana.yaml"), `${manifest}\n`);
+      for (const args of [
+        ["apply", "--server-side", "-f", join(root, "charts", "svc", "crds")],
+        ["wait", "--for=condition=Established", "crd/apps.svc.dev", "crd/roles.svc.dev"],
+        ["create", "namespace", "svc-system"],
+      ]) {
+        const r = await kubectl(k.adminKubeconfig, args);
+        expect(r.code, r.stderr).toBe(0);
+      }
+      const apply = commands.find((c) => c.text.startsWith("kubectl -n svc-system apply"))?.text ?? "";
+      expect(apply).toBe("kubectl -n svc-system apply -f grafana.yaml");
+      const out = await execFileP("bash", ["-euo", "pipefail", "-c", apply], {
+        cwd: dir,
+        env: { ...process.env, KUBECONFIG: k.adminKubeconfig },
+        timeout: 60_000,
+      });
+      expect(out.stdout).toMatch(/app\.svc\.dev\/grafana created/);
+      expect(out.stdout).toMatch(/role\.svc\.dev\/apps-dev created/);
+      const app = await kubectl(k.adminKubeconfig, [
+        "-n",
+        "svc-system",
+        "get",
+        "app",
+        "grafana",
+        "-o",
+        "json",
+      ]);
+      expect(JSON.parse(app.stdout)).toMatchObject({
+        metadata: { labels: { env: "dev" } },
+        spec: { uri: "http://127.0.0.1:3000", description: "Dashboards" },
+      });
+      // The guide's first example, every field, is valid too (its CEL rules included).
+      const full = [...guide.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)].map((m) => m[1] ?? "")[0] ?? "";
+      expect(full).toContain("kind: App");
+      const replaced = await kubectl(k.adminKubeconfig, ["-n", "svc-system", "apply", "-f", "-"], full);
+      expect(replaced.code, replaced.stderr).toBe(0);
+      const rewritten = await kubectl(k.adminKubeconfig, [
+        "-n",
+        "svc-system",
+        "get",
+        "app",
+        "grafana",
+        "-o",
+        "json",
+      ]);
+      expect(JSON.parse(rewritten.stdout)).toMatchObject({
+        spec: { rewrite: { headers: [{ name: "X-Grafana-User", value: "{{user}}" }, { name: "X-Team" }] } },
+      });
+      const role = await kubectl(k.adminKubeconfig, [
+        "-n",
+        "svc-system",
+        "get",
+        "role.svc.dev",
+        "apps-dev",
+        "-o",
+        "json",
+      ]);
+      expect(JSON.parse(role.stdout)).toMatchObject({
+        spec: { allow: { app_labels: { env: "dev" } }, deny: { app_labels: { team: "payments" } } },
+      });
+    },
+    STEP,
   );
 });
