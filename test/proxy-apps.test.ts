@@ -276,3 +276,19 @@ describe("forwarding", () => {
     expect(status).toBe(401);
   });
 });
+
+describe("metrics", () => {
+  it("counts requests per app and status, and the app sessions held", async () => {
+    await kit.send({
+      host: kit.hostOf("httpbin"),
+      path: "/status/418",
+      headers: { cookie: `${SESSION}=${cookie}` },
+    });
+    const text = await (await fetch(`http://127.0.0.1:${kit.platform.diagnosticsPort}/metrics`)).text();
+    expect(text).toMatch(/svc_proxy_app_requests_total\{app="httpbin",code="418"[^}]*\} 1/);
+    expect(text).toMatch(/svc_proxy_app_requests_total\{app="-",code="302"[^}]*\} [1-9]/);
+    expect(
+      Number(/svc_proxy_app_session_cache_entries(?:\{[^}]*\})? (\d+)/.exec(text)?.[1]),
+    ).toBeGreaterThanOrEqual(1);
+  });
+});
