@@ -150,6 +150,16 @@ describe("the connection's name", () => {
     const r = await get("httpbin", "/x-svc/anything", cookie);
     expect(r.status).toBe(404);
     expect(r.json).toMatchObject({ error: { code: "not_found" } });
+    // dot segments are resolved before the check, as they would be on the way to the app
+    for (const path of ["/anything/../x-svc/nothing", "/%2e%2e/x-svc/anything"]) {
+      const odd = await get("httpbin", path, cookie);
+      expect(odd.status, path).toBe(404);
+      expect(odd.json, path).toMatchObject({ error: { message: "no such path on the app proxy" } });
+    }
+    expect((await get("httpbin", "/anything/../x-svc/logout", cookie)).status).toBe(405);
+    // a target that is not a path is refused
+    const absolute = await get("httpbin", `https://${kit.hostOf("httpbin")}/x-svc/logout`, cookie);
+    expect(absolute.status).toBe(400);
   });
 });
 

@@ -140,7 +140,9 @@ export class AppServer {
   async #request(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const host = this.#hostOf(req);
     if (typeof host !== "string") return this.#send(res, host, "-");
-    const path = (req.url ?? "/").split("?")[0] ?? "/";
+    const path = normalizeTarget(req);
+    if (path === undefined)
+      return this.#send(res, json(400, "bad_parameter", "the request target must be a path"), "-");
     if (path === "/x-svc" || path.startsWith("/x-svc/"))
       return this.#send(res, await this.#own(req, host, path), "-");
     const grant = await this.#session(req, host);
@@ -160,6 +162,11 @@ export class AppServer {
     socket.on("error", () => socket.destroy());
     const host = this.#hostOf(req);
     if (typeof host !== "string") return writeRaw(socket, host);
+    const path = normalizeTarget(req);
+    if (path === undefined)
+      return writeRaw(socket, json(400, "bad_parameter", "the request target must be a path"));
+    if (path === "/x-svc" || path.startsWith("/x-svc/"))
+      return writeRaw(socket, json(404, "not_found", "no such path on the app proxy"));
     const grant = await this.#session(req, host);
     if (grant === undefined) return writeRaw(socket, json(401, "not_authenticated", "no app session"));
     this.#requests?.inc({ app: grant.appName, code: "101" });
@@ -303,6 +310,24 @@ function json(status: number, code: HttpErrorCode | "bad_gateway", message: stri
   return { status, body: { error: { code, message } } };
 }
 
+/**
+ * Rewrites req.url to its normalized path and query (dot segments resolved, as the forwarder would
+ * send it) and returns the path: what is checked against /x-svc/ is what the app would get.
+ * Undefined for a target that is not a path (absolute-form, "*").
+ */
+function normalizeTarget(req: IncomingMessage): string | undefined {
+  const raw = req.url ?? "";
+  if (!raw.startsWith("/")) return undefined;
+  let url: URL;
+  try {
+    url = new URL(raw.startsWith("//") ? `https://app.invalid${raw}` : raw, "https://app.invalid");
+  } catch {
+    return undefined;
+  }
+  req.url = `${url.pathname}${url.search}`;
+  return url.pathname;
+}
+
 function hostWithoutPort(host: string): string {
   const h = host.trim().toLowerCase();
   if (h.startsWith("[")) return h.slice(0, h.indexOf("]") + 1);
@@ -311,8 +336,10 @@ function hostWithoutPort(host: string): string {
 }
 
 const REASONS: Record<number, string> = {
+  400: "Bad Request",
   401: "Unauthorized",
   403: "Forbidden",
+  404: "Not Found",
   421: "Misdirected Request",
   500: "Internal Server Error",
   502: "Bad Gateway",
