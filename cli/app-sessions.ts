@@ -56,21 +56,40 @@ export async function loadAppSession(name: string): Promise<StoredAppSession | u
   return v as StoredAppSession;
 }
 
-/** Removes the stored session of one App, or of every App; the names removed. */
-export async function removeAppSessions(name?: string): Promise<string[]> {
+/** The stored sessions of one App, or of every App. */
+export async function storedAppSessions(name?: string): Promise<StoredAppSession[]> {
   const names =
     name !== undefined
       ? [name]
       : (await readdir(appsDir()).catch(() => [] as string[]))
           .filter((f) => f.endsWith(".json"))
           .map((f) => f.slice(0, -".json".length));
-  const removed: string[] = [];
+  const found: StoredAppSession[] = [];
   for (const n of names) {
-    if ((await loadAppSession(n)) === undefined) continue;
-    await rm(fileOf(n), { force: true });
-    removed.push(n);
+    const s = await loadAppSession(n);
+    if (s) found.push(s);
   }
-  return removed;
+  return found;
+}
+
+export async function removeAppSession(name: string): Promise<void> {
+  await rm(fileOf(name), { force: true });
+}
+
+/**
+ * POST /x-svc/logout on the app host with the stored cookie: the proxy replica answering drops its
+ * cached grant at once (others re-check with auth within 30 s). Best effort: the session is
+ * already ended at auth when this runs; a failure here only delays the proxy noticing.
+ */
+export async function logoutAtAppHost(target: ProxyTarget, s: StoredAppSession): Promise<boolean> {
+  try {
+    const r = await appHostRequest(target, "POST", new URL("/x-svc/logout", s.public_url), {
+      cookie: `${APP_SESSION_COOKIE}=${s.session}`,
+    });
+    return r.status === 303;
+  } catch {
+    return false;
+  }
 }
 
 export interface AppLoginAnswer {
@@ -81,11 +100,13 @@ export interface AppLoginAnswer {
 }
 
 /**
- * GET `url` (on the app host) through the proxy address of `target`: TLS server name and Host are
- * the URL's host, the certificate is checked against that name with the profile's trust.
+ * A bodiless request to `url` (on the app host) through the proxy address of `target`: TLS server
+ * name and Host are the URL's host, the certificate is checked against that name with the
+ * profile's trust.
  */
-export function appHostGet(
+export function appHostRequest(
   target: ProxyTarget,
+  method: "GET" | "POST",
   url: URL,
   headers: Record<string, string>,
   timeoutMs = 30_000,
@@ -96,7 +117,7 @@ export function appHostGet(
       {
         host,
         port,
-        method: "GET",
+        method,
         path: `${url.pathname}${url.search}`,
         servername: url.hostname,
         headers: { ...headers, host: url.host, accept: "application/json" },
@@ -172,7 +193,7 @@ export async function exchangeAtAppHost(
 ): Promise<{ session: string; maxAgeSeconds?: number }> {
   const url = new URL(loginUrl);
   url.search = new URLSearchParams({ code, state, path: "/" }).toString();
-  const r = await appHostGet(target, url, { cookie: `${APP_STATE_COOKIE}=${state}` });
+  const r = await appHostRequest(target, "GET", url, { cookie: `${APP_STATE_COOKIE}=${state}` });
   if (r.status < 300 || r.status >= 400) throw errorOfResponse(r);
   const cookie = cookieFrom(r.setCookies, APP_SESSION_COOKIE);
   if (!cookie || cookie.value === "") {

@@ -11,9 +11,11 @@ import {
   caFileOf,
   exchangeAtAppHost,
   loadAppSession,
-  removeAppSessions,
+  logoutAtAppHost,
+  removeAppSession,
   type StoredAppSession,
   saveAppSession,
+  storedAppSessions,
   webSessionHash,
 } from "./app-sessions.ts";
 import { formatLabels, printJson, printTable } from "./output.ts";
@@ -128,16 +130,19 @@ export async function appsLogin(app: string, o: { format: ListFormat }): Promise
 export async function appsLogout(app: string | undefined, o: { format: ListFormat }): Promise<void> {
   const name = app === undefined ? undefined : appNameArg(app);
   const p = await requireSession();
+  const target = targetOf(p);
   const query = name === undefined ? "" : `?app=${encodeURIComponent(name)}`;
-  const { ended } = await proxyCall<{ ended: number }>(
-    targetOf(p),
-    "DELETE",
-    `/v1/webapi/apps/sessions${query}`,
-    {
-      sessionId: p.session_id,
-    },
-  );
-  const forgotten = await removeAppSessions(name);
+  // Auth first: it ends every app session of the user (browser ones too) and counts them.
+  const { ended } = await proxyCall<{ ended: number }>(target, "DELETE", `/v1/webapi/apps/sessions${query}`, {
+    sessionId: p.session_id,
+  });
+  const forgotten: string[] = [];
+  for (const s of await storedAppSessions(name)) {
+    // Only cookies of this login: an older one's proxy may be another cluster's address.
+    if (s.web_session_hash === webSessionHash(p.session_id)) await logoutAtAppHost(target, s);
+    await removeAppSession(s.app);
+    forgotten.push(s.app);
+  }
   if (o.format === "json") {
     printJson({ ended, forgotten });
     return;
