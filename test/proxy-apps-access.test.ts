@@ -211,6 +211,16 @@ describe("refusals on the way to the app", () => {
     expect(r.json).toMatchObject({ error: { code: "bad_gateway" } });
   });
 
+  it("verifies an https upstream's certificate unless the App says insecure_skip_verify", async () => {
+    const web = await kit.login(USERS.dev);
+    const strict = await get("tls-strict", "/get", await kit.appSession(web, "tls-strict"));
+    expect(strict.status).toBe(502);
+    expect(strict.json).toMatchObject({ error: { code: "bad_gateway" } });
+    const lab = await get("tls-lab", "/get", await kit.appSession(web, "tls-lab"));
+    expect(lab.status, lab.text).toBe(200);
+    expect((lab.json as { url: string }).url).toMatch(/^https:\/\/127\.0\.0\.1:\d+\/get$/);
+  });
+
   it("refuses a locked user with the lock's message (403), from the proxy's lock snapshot", async () => {
     const cookie = await kit.appSession(await kit.login(USERS.dev), "httpbin");
     expect((await get("httpbin", "/get", cookie)).status).toBe(200);

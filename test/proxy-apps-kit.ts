@@ -30,6 +30,8 @@ export interface Res {
 export interface AppsPlatform {
   platform: RunningPlatform;
   httpbin: Httpbin;
+  /** go-httpbin over HTTPS with a certificate from a private CA */
+  httpbinTls: Httpbin;
   /** the proxy's bound port (also the public one) */
   port: number;
   /** https://proxy.apps.test:<port> */
@@ -46,7 +48,7 @@ export interface AppsPlatform {
   close(): Promise<void>;
 }
 
-function manifests(upstream: string, downPort: number): unknown[] {
+function manifests(upstream: string, downPort: number, tlsUpstream: string): unknown[] {
   const app = (name: string, env: string, uri = upstream, extra: Record<string, unknown> = {}) => ({
     apiVersion: API_VERSION,
     kind: "App",
@@ -60,6 +62,9 @@ function manifests(upstream: string, downPort: number): unknown[] {
     app("echo", "dev"),
     app("down", "dev", `http://127.0.0.1:${downPort}`),
     app("billing", "prod"),
+    // an https upstream whose CA nobody trusts: refused, unless the App opts out of verification
+    app("tls-strict", "dev", tlsUpstream),
+    app("tls-lab", "dev", tlsUpstream, { insecure_skip_verify: true }),
     {
       apiVersion: API_VERSION,
       kind: "Role",
@@ -149,6 +154,10 @@ export function sendTo(port: number, ca: string | string[], o: SendOptions): Pro
 export async function startAppsPlatform(): Promise<AppsPlatform> {
   const dir = await mkdtemp(join(tmpdir(), "svc-proxy-apps-"));
   const httpbin = await startHttpbin();
+  const httpbinTls = await startHttpbin({ tls: true }).catch(async (err: unknown) => {
+    await httpbin.stop();
+    throw err;
+  });
   const logger = pino({ level: process.env["SVC_TEST_LOG_LEVEL"] ?? "silent" });
   const dataDir = join(dir, "data");
   const start = () =>
@@ -164,7 +173,7 @@ export async function startAppsPlatform(): Promise<AppsPlatform> {
     const downPort = await freePort();
     await writeFile(
       join(manifestsDir, "proxy-apps.yaml"),
-      manifests(httpbin.url, downPort)
+      manifests(httpbin.url, downPort, httpbinTls.url)
         .map((m) => stringifyYaml(m))
         .join("---\n"),
     );
@@ -189,6 +198,7 @@ export async function startAppsPlatform(): Promise<AppsPlatform> {
     const kit: AppsPlatform = {
       platform: running,
       httpbin,
+      httpbinTls,
       port,
       origin,
       hostOf,
@@ -234,6 +244,7 @@ export async function startAppsPlatform(): Promise<AppsPlatform> {
       async close() {
         await running.close();
         await httpbin.stop();
+        await httpbinTls.stop();
         await rm(dir, { recursive: true, force: true });
       },
     };
@@ -241,6 +252,7 @@ export async function startAppsPlatform(): Promise<AppsPlatform> {
   } catch (err) {
     await platform?.close();
     await httpbin.stop();
+    await httpbinTls.stop();
     await rm(dir, { recursive: true, force: true });
     throw err;
   }
