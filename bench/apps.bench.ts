@@ -12,6 +12,7 @@ import { generateKeyPairSync } from "node:crypto";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { Agent, request } from "node:https";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,11 +23,14 @@ import { systemClock } from "../core/clock.ts";
 import { freePort } from "../test/harness/ports.ts";
 import { toolPath } from "../test/harness/tools.ts";
 import type { BenchReport, BenchRow } from "./report.ts";
+import { percentile } from "./report.ts";
 
 const execFileP = promisify(execFile);
 const root = join(import.meta.dirname, "..");
-/** Seconds per measured sample; 3 rounds x 2 targets x 5 s is about 30 s per case. */
-const DURATION_S = Number(process.env.SVC_BENCH_SECONDS ?? 5);
+/** Seconds per throughput sample; with the latency rounds about 30 s per case. */
+const DURATION_S = Number(process.env.SVC_BENCH_SECONDS ?? 4);
+/** Seconds per latency sample: one connection, one request at a time. */
+const LATENCY_S = Math.max(1, DURATION_S / 4);
 const ROUNDS = 3;
 const CONNECTIONS = 16;
 const APP = "httpbin";
@@ -67,6 +71,8 @@ interface Target {
   /** the go-httpbin that serves this target (its CPU is counted) */
   upstream: ChildProcess;
   samples: Sample[];
+  /** sequential request times, ms, over all rounds */
+  latencies: number[];
 }
 
 let svcdPid: number | undefined;
@@ -95,20 +101,75 @@ async function sample(t: Target, seconds: number): Promise<Sample> {
   };
 }
 
+/**
+ * Latency without load: one kept-alive connection, one request at a time, timed in this process
+ * with sub-millisecond resolution (autocannon's latencies are whole milliseconds).
+ */
+async function sequential(t: Target, seconds: number): Promise<number[]> {
+  const url = new URL(t.url);
+  // Certificates are not checked, as autocannon does not: this measures time, not trust.
+  const agent = new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
+  const one = () =>
+    new Promise<void>((resolve, reject) => {
+      const req = request(
+        {
+          host: url.hostname,
+          port: url.port,
+          path: `${url.pathname}${url.search}`,
+          agent,
+          servername: t.servername,
+          headers: t.headers,
+        },
+        (res) => {
+          if (res.statusCode !== 200) reject(new Error(`${t.name}: HTTP ${res.statusCode}`));
+          res.resume();
+          res.on("end", () => resolve());
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+  const samples: number[] = [];
+  try {
+    await one(); // the connection and its TLS handshake are not part of the samples
+    const end = performance.now() + seconds * 1000;
+    while (performance.now() < end) {
+      const t0 = performance.now();
+      await one();
+      samples.push(performance.now() - t0);
+    }
+  } finally {
+    agent.destroy();
+  }
+  return samples;
+}
+
+const signed = (n: number): string => `${n >= 0 ? "+" : ""}${n}`;
+
 const median = (xs: number[]): number =>
   [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
 /** Rounds interleave the targets so a shared machine's drift falls on both alike. */
-async function measure(
-  targets: Target[],
-): Promise<Array<BenchRow & { perSecond: number; p50Ms: number; p99Ms: number }>> {
+type Measured = BenchRow & { perSecond: number; p50Ms: number; p99Ms: number };
+
+async function measure(targets: Target[]): Promise<Array<{ load: Measured; idle: Measured }>> {
   for (const t of targets) await sample(t, 1); // warm-up: JIT, TLS, the session cache
-  for (let round = 0; round < ROUNDS; round++)
+  for (let round = 0; round < ROUNDS; round++) {
     for (const t of targets) t.samples.push(await sample(t, DURATION_S));
+    for (const t of targets) t.latencies.push(...(await sequential(t, LATENCY_S)));
+  }
   return targets.map((t) => {
     const cpu = (f: (s: Sample) => number) => median(t.samples.map(f));
     const proxyCpu = cpu((s) => s.proxyCpuUs);
-    return {
+    const idle: Measured = {
+      name: `${t.name}, 1 connection, sequential`,
+      perSecond: t.latencies.length / (ROUNDS * LATENCY_S),
+      unit: "req",
+      p50Ms: percentile(t.latencies, 50),
+      p99Ms: percentile(t.latencies, 99),
+      note: `${t.latencies.length} requests`,
+    };
+    const load: Measured = {
       name: t.name,
       perSecond: median(t.samples.map((s) => s.perSecond)),
       unit: "req",
@@ -119,6 +180,7 @@ async function measure(
         `go-httpbin ${cpu((s) => s.upstreamCpuUs).toFixed(0)} us CPU/req` +
         (Number.isFinite(proxyCpu) && proxyCpu > 1 ? `, svcd ${proxyCpu.toFixed(0)} us CPU/req` : ""),
     };
+    return { load, idle };
   });
 }
 
@@ -257,6 +319,7 @@ export default async function appsBench(): Promise<BenchReport> {
           headers: {},
           upstream: direct,
           samples: [],
+          latencies: [],
         },
         {
           name: `${c.name}: through the proxy (app session cookie)`,
@@ -265,19 +328,27 @@ export default async function appsBench(): Promise<BenchReport> {
           headers: { host: `${appHost}:${ports.proxy}`, cookie },
           upstream,
           samples: [],
+          latencies: [],
         },
       ]);
       if (!base || !proxied) throw new Error("missing measurement");
-      rows.push(base, proxied, {
-        name: `${c.name}: added latency`,
-        p50Ms: proxied.p50Ms - base.p50Ms,
-        p99Ms: proxied.p99Ms - base.p99Ms,
-        note: "proxied minus direct, same run",
+      rows.push(base.load, proxied.load, base.idle, proxied.idle, {
+        name: `${c.name}: latency the proxy adds`,
+        p50Ms: proxied.idle.p50Ms - base.idle.p50Ms,
+        p99Ms: proxied.idle.p99Ms - base.idle.p99Ms,
+        note: `sequential, proxied minus direct; under load (whole ms): p50 ${signed(proxied.load.p50Ms - base.load.p50Ms)} p99 ${signed(proxied.load.p99Ms - base.load.p99Ms)}`,
       });
-      ratios.push({ name: `${c.name}: proxied / direct req/s`, ratio: proxied.perSecond / base.perSecond });
+      ratios.push(
+        { name: `${c.name}: proxied / direct req/s`, ratio: proxied.load.perSecond / base.load.perSecond },
+        {
+          name: `${c.name}: proxied / direct p50, sequential`,
+          ratio: proxied.idle.p50Ms / base.idle.p50Ms,
+          lowerIsBetter: true,
+        },
+      );
     }
     return {
-      title: `application access (${CONNECTIONS} connections, ${ROUNDS}x${DURATION_S}s interleaved per case, autocannon in a worker thread; svcd start and go-httpbin as child processes)`,
+      title: `application access (${CONNECTIONS} connections, ${ROUNDS}x${DURATION_S}s interleaved per case, then ${LATENCY_S}s sequential each, autocannon in a worker thread; svcd start and go-httpbin as child processes)`,
       rows,
       ratios,
     };
