@@ -1,10 +1,12 @@
 // Application access through the proxy (docs/apps.md), who-gets-in half: apps a user's roles do
 // not reach, a cookie replayed on another app's host, login CSRF (state), open redirects, Host
 // differing from the TLS name, app logout and its Origin check, the web session's logout ending
-// the app session, a locked user, an upstream that is down, and the proxy's own /x-svc/ paths.
+// the app session, a locked user (its open WebSockets closed too), https upstreams verified, an
+// upstream that is down, and the proxy's own /x-svc/ paths.
 import { rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { stringify as stringifyYaml } from "yaml";
 import { API_VERSION } from "../core/resources/index.ts";
 import { until } from "./harness/svcd.ts";
@@ -224,6 +226,18 @@ describe("refusals on the way to the app", () => {
   it("refuses a locked user with the lock's message (403), from the proxy's lock snapshot", async () => {
     const cookie = await kit.appSession(await kit.login(USERS.dev), "httpbin");
     expect((await get("httpbin", "/get", cookie)).status).toBe(200);
+    // an open WebSocket to the app is closed by the lock
+    const ws = new WebSocket(`wss://127.0.0.1:${kit.port}/websocket/echo`, {
+      ca: kit.platform.hostCaPem,
+      servername: kit.hostOf("httpbin"),
+      headers: { host: `${kit.hostOf("httpbin")}:${kit.port}`, cookie: `${SESSION}=${cookie}` },
+    } as WebSocket.ClientOptions);
+    await new Promise<void>((resolve, reject) => {
+      ws.once("open", () => resolve());
+      ws.once("error", reject);
+    });
+    const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+    ws.on("error", () => {});
     const lockFile = join(kit.manifestsDir, "lock-ana.yaml");
     await writeFile(
       lockFile,
@@ -248,7 +262,16 @@ describe("refusals on the way to the app", () => {
       expect(r.status).toBe(403);
       expect(r.json).toMatchObject({ error: { code: "access_denied" } });
       expect(JSON.stringify(r.json)).toContain("laptop reported stolen");
+      // (go-httpbin holds it open for minutes: only the proxy can close it this soon)
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        closed,
+        new Promise((_, reject) => {
+          timer = setTimeout(() => reject(new Error("WebSocket still open")), 10_000);
+        }),
+      ]).finally(() => clearTimeout(timer));
     } finally {
+      ws.terminate();
       await rm(lockFile, { force: true });
     }
   });

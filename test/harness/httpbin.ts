@@ -59,6 +59,9 @@ export async function startHttpbin(o: { tls?: boolean } = {}): Promise<Httpbin> 
       String(port),
       "-log-level",
       "OFF",
+      // Its default (10 s) would end slow responses and WebSockets on its own.
+      "-max-duration",
+      "10m",
       ...(tls ? ["-https-cert-file", tls.cert, "-https-key-file", tls.key] : []),
     ],
     { stdio: "ignore" },

@@ -28,7 +28,7 @@ export function startAppAccess(o: {
   connection: () => AuthConnection;
   publicUrl: string;
   tls: ProxyTls;
-  locks: Pick<ProxyLocks, "check">;
+  locks: Pick<ProxyLocks, "check" | "track">;
   sessions: Pick<SessionCache, "revoked">;
   clock: Clock;
   logger: Logger;
@@ -42,6 +42,7 @@ export function startAppAccess(o: {
     tls: o.tls,
     grants,
     checkLock: (user) => o.locks.check(user),
+    trackOpen: (user, close) => o.locks.track(user, close),
     webSessionRevoked: (hash) => o.sessions.revoked(hash),
     clock: o.clock,
     logger: o.logger,

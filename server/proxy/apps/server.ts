@@ -37,6 +37,11 @@ export interface AppServerOptions {
   grants: AppGrants;
   /** Throws AccessDeniedError (with the lock's message) when a lock covers the user. */
   checkLock: (user: { username: string; roles: string[] }) => void;
+  /**
+   * Registers an open WebSocket of this user: `close` is called when a lock comes to cover them
+   * (ProxyLocks.track). Returns the release for when it ends.
+   */
+  trackOpen?: (user: { username: string; roles: string[] }, close: () => void) => () => void;
   /** Whether the web session with this SHA-256 hex was revoked (logout, revocation). */
   webSessionRevoked: (hash: string) => boolean;
   clock: Clock;
@@ -170,6 +175,9 @@ export class AppServer {
     const grant = await this.#session(req, host);
     if (grant === undefined) return writeRaw(socket, json(401, "not_authenticated", "no app session"));
     this.#requests?.inc({ app: grant.appName, code: "101" });
+    // A lock ends open WebSockets too, as it does terminals (docs/locks.md).
+    const release = this.#o.trackOpen?.(grant, () => socket.destroy());
+    if (release) socket.once("close", release);
     this.#forwarder.ws(req, socket, head, this.#context(grant, host), () => {
       writeRaw(socket, json(502, "bad_gateway", `app ${grant.appName} did not answer`));
     });
