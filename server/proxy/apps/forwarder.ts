@@ -40,6 +40,15 @@ export function prepareHeaders(req: IncomingMessage, c: ForwardContext): void {
   const host = h.host ?? "";
   delete h["svc-jwt-assertion"];
   delete h.forwarded;
+  // Hop-by-hop: meant for this proxy, not the app (RFC 9110 7.6.1); an upgrade keeps its own.
+  delete h["proxy-authorization"];
+  delete h["keep-alive"];
+  if (!h.upgrade) {
+    for (const name of (h.connection ?? "").split(",")) {
+      const n = name.trim().toLowerCase();
+      if (n !== "" && n !== "close" && n !== "keep-alive") delete h[n];
+    }
+  }
   const cookie = withoutOurCookies(h.cookie);
   if (cookie === undefined) delete h.cookie;
   else h.cookie = cookie;
@@ -70,7 +79,12 @@ export function rewriteLocation(location: string, c: ForwardContext): string {
   const upstream = new URL(c.grant.appUri);
   const sameOrigin = url.host.toLowerCase() === upstream.host.toLowerCase();
   if (!sameOrigin && !c.grant.redirectHosts.includes(url.hostname.toLowerCase())) return location;
-  return `${c.publicOrigin}${url.pathname}${url.search}${url.hash}`;
+  // Requests get the URI's path prepended on the way in; a redirect under it loses it on the way out.
+  const base = upstream.pathname.replace(/\/+$/, "");
+  let path = url.pathname;
+  if (sameOrigin && base !== "" && (path === base || path.startsWith(`${base}/`)))
+    path = path.slice(base.length) || "/";
+  return `${c.publicOrigin}${path}${url.search}${url.hash}`;
 }
 
 export class AppForwarder {
