@@ -62,9 +62,19 @@ describe("without an app session", () => {
     expect(line).toMatch(/; Max-Age=300/);
     expect(line).not.toMatch(/Domain=/i);
     expect(r.headers["cache-control"]).toBe("no-store");
-    // every visit gets its own state
-    const again = await kit.send({ host: kit.hostOf("httpbin"), path: "/" });
-    expect(cookieSet(again, STATE)).not.toBe(state);
+    // a browser without a state gets a new one; one with a login under way keeps its own (a
+    // page's other requests must not replace it), and a malformed one is replaced
+    const fresh = await kit.send({ host: kit.hostOf("httpbin"), path: "/" });
+    expect(cookieSet(fresh, STATE)).not.toBe(state);
+    const again = await kit.send({
+      host: kit.hostOf("httpbin"),
+      path: "/",
+      headers: { cookie: `${STATE}=${state}` },
+    });
+    expect(cookieSet(again, STATE)).toBe(state);
+    expect(new URL(String(again.headers.location)).searchParams.get("state")).toBe(state);
+    const odd = await kit.send({ host: kit.hostOf("httpbin"), path: "/", headers: { cookie: `${STATE}=x` } });
+    expect(cookieSet(odd, STATE)).toMatch(/^[A-Za-z0-9_-]{43}$/);
   });
 
   it("answers an API call (not GET/HEAD) 401 in JSON, no redirect", async () => {

@@ -26,6 +26,7 @@ import {
   sameState,
   sessionCookie,
   stateCookie,
+  TOKEN,
 } from "./cookies.ts";
 import { AppForwarder, type ForwardContext } from "./forwarder.ts";
 import type { AppGrants } from "./grants.ts";
@@ -207,7 +208,10 @@ export class AppServer {
     if (req.method !== "GET" && req.method !== "HEAD") {
       return json(401, "not_authenticated", "no app session: open the app in a browser to sign in");
     }
-    const state = newState();
+    // A browser that has a login under way keeps its state: a page's other requests (scripts,
+    // images of an expired session) would otherwise replace it and fail the login in progress.
+    const current = cookieValue(req.headers.cookie, APP_STATE_COOKIE);
+    const state = current !== undefined && TOKEN.test(current) ? current : newState();
     const launch = new URL(`${this.#mainOrigin}/web/launch/${encodeURIComponent(host)}`);
     launch.searchParams.set("path", req.url ?? "/");
     launch.searchParams.set("state", state);
