@@ -1,4 +1,5 @@
 import { connect, createServer, type Server, type Socket } from "node:net";
+import { connect as tlsConnect } from "node:tls";
 import pino from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { TlsRouter } from "./router.ts";
@@ -67,6 +68,43 @@ describe("unread hellos per client address", () => {
     expect(webbed.length).toBe(before + 1);
     for (const s of [held[1], held[2], newcomer, other]) s?.socket.destroy();
     hello.destroy();
+  });
+});
+
+describe("app hosts", () => {
+  it("hands a connection whose SNI is one label under the public host to the app server, others to the web", async () => {
+    const toApps: Socket[] = [];
+    const toWeb: Socket[] = [];
+    const r = new TlsRouter({
+      logger: pino({ level: "silent" }),
+      web: (s) => toWeb.push(s),
+      apps: (s) => toApps.push(s),
+      publicHost: "proxy.example.com",
+    });
+    const srv = createServer((s) => r.accept(s));
+    await new Promise<void>((res) => srv.listen(0, "127.0.0.1", res));
+    const a = srv.address();
+    const p = typeof a === "object" && a ? a.port : 0;
+    const hello = async (servername: string) => {
+      const c = tlsConnect({ port: p, host: "127.0.0.1", servername, ALPNProtocols: ["http/1.1"] });
+      c.on("error", () => {});
+      const seen = toApps.length + toWeb.length;
+      for (let i = 0; i < 100 && toApps.length + toWeb.length === seen; i++)
+        await new Promise((w) => setTimeout(w, 10));
+      c.destroy();
+    };
+    try {
+      await hello("grafana.proxy.example.com");
+      expect([toApps.length, toWeb.length]).toEqual([1, 0]);
+      await hello("proxy.example.com");
+      await hello("a.b.proxy.example.com");
+      expect([toApps.length, toWeb.length]).toEqual([1, 2]);
+    } finally {
+      r.close();
+      r.destroyWeb();
+      for (const s of toApps) s.destroy();
+      await new Promise<void>((res) => srv.close(() => res()));
+    }
   });
 });
 
