@@ -4,7 +4,9 @@
 // host-only cookie; the app then gets the user's Svc-Jwt-Assertion (verified here against the
 // proxy's JWKS), the forwarding headers and its own cookies, never ours or a forged assertion;
 // bodies stream, WebSockets echo, redirects and cookies stay on the app's public host.
+import { X509Certificate } from "node:crypto";
 import { request } from "node:https";
+import { connect as tlsConnect } from "node:tls";
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
@@ -300,5 +302,30 @@ describe("metrics", () => {
     expect(
       Number(/svc_proxy_app_session_cache_entries(?:\{[^}]*\})? (\d+)/.exec(text)?.[1]),
     ).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("the app hosts' certificate", () => {
+  /** The serial of the certificate the app host presents to a new connection. */
+  const servedSerial = (): Promise<string> =>
+    new Promise((resolve, reject) => {
+      const c = tlsConnect(
+        { host: "127.0.0.1", port: kit.port, servername: kit.hostOf("httpbin"), ca: kit.platform.hostCaPem },
+        () => {
+          resolve(c.getPeerX509Certificate()?.serialNumber ?? "");
+          c.destroy();
+        },
+      );
+      c.once("error", reject);
+    });
+
+  it("names the app host (the wildcard) and follows a renewal of the proxy's certificate", async () => {
+    const before = await servedSerial();
+    expect(new X509Certificate(kit.platform.proxyIdentity.serverTls().certPem).serialNumber).toBe(before);
+    await kit.platform.proxyIdentity.renewNow();
+    const renewed = new X509Certificate(kit.platform.proxyIdentity.serverTls().certPem);
+    expect(renewed.serialNumber).not.toBe(before);
+    expect(renewed.checkHost(kit.hostOf("httpbin"))).toBe(`*.${PUBLIC_HOST}`);
+    expect(await servedSerial()).toBe(renewed.serialNumber);
   });
 });
