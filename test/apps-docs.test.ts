@@ -394,6 +394,19 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
         "the ended app session refused (within the 30 s re-check)",
         45_000,
       );
+
+      // Signing out of the web session ends its app sessions on the proxy at once (the guide's
+      // first revocation row): the session stream tells it, no 30 s re-check is waited for.
+      await sh("bin/svc apps login grafana");
+      const again = (await sh("bin/svc apps config grafana --format cookie")).trim();
+      expect((await appGet(ports.proxy, grafana, "/headers", hostCa, { cookie: again })).status).toBe(200);
+      await sh("bin/svc logout");
+      await waitFor(
+        async () =>
+          (await appGet(ports.proxy, grafana, "/headers", hostCa, { cookie: again })).status === 302,
+        "the app session refused after the web logout, well before a 30 s re-check",
+        5_000,
+      );
     },
     2 * STEP,
   );
