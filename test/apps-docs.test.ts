@@ -15,7 +15,7 @@ import { promisify } from "node:util";
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
 import * as pty from "node-pty";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { stringify as stringifyYaml } from "yaml";
 import { CertificateAuthorities } from "../core/ca/authorities.ts";
 import { type JwtKey, signJwt } from "../core/ca/jwt.ts";
 import { FileCaKeyStore } from "../core/ca/key-store.ts";
@@ -108,7 +108,8 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
   let hostCa = "";
   /** The proxy's public URL: the issuer of every assertion. */
   let proxyUrl = "";
-  const publicHost = "svc.localhost";
+  /** The embedded default's: app hosts are `<app>.localhost`, each with its own certificate. */
+  const publicHost = "localhost";
   /** The example runs as a second App, "verifier", at this URI (its audience). */
   const exampleUri = () => `http://127.0.0.1:${ports.example}`;
   const dataDir = () => join(dir, "data");
@@ -168,21 +169,13 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
     await writeFile(join(dir, "admin-password"), `${PASSWORD}\n`, { mode: 0o600 });
     httpbin = await startHttpbin();
 
-    // The first start makes the data folder; then the guide's svc.yaml lines (its public host with
-    // a dot), on this run's port, and the restart it asks for.
+    // The first start makes the data folder with the default public address; only its port is
+    // this run's (the guide needs nothing changed), then the restart.
     await (await startPlatform({ SVC_ADMIN_PASSWORD_FILE: join(dir, "admin-password") })).stop();
-    const snippet = [...guide.matchAll(/^```yaml\n([\s\S]*?)^```$/gm)]
-      .map((m) => m[1] ?? "")
-      .find((y) => y.startsWith("proxy:"));
-    if (!snippet) throw new Error(`${GUIDE} has no svc.yaml snippet with public_addr any more`);
-    const lines = parseYaml(snippet.replaceAll("3080", String(ports.proxy))) as {
-      proxy: Record<string, unknown>;
-    };
-    expect(lines.proxy["public_addr"]).toBe(`${publicHost}:${ports.proxy}`);
     const configFile = join(dataDir(), "svc.yaml");
-    const config = parseYaml(await readFile(configFile, "utf8")) as { proxy: Record<string, unknown> };
-    Object.assign(config.proxy, lines.proxy);
-    await writeFile(configFile, stringifyYaml(config));
+    const written = await readFile(configFile, "utf8");
+    expect(written).toContain(`public_addr: ${publicHost}:3080`);
+    await writeFile(configFile, written.replaceAll(`${publicHost}:3080`, `${publicHost}:${ports.proxy}`));
     platform = await startPlatform({});
     hostCa = await readFile(join(dataDir(), "host-ca.pem"), "utf8");
     proxyUrl = `https://${publicHost}:${ports.proxy}`;
@@ -332,6 +325,11 @@ describe("docs/apps.md: the guide's commands and its verification example", () =
       expect(await sh(command('eval "$(bin/svc apps config grafana --format curl)"'))).toContain(
         "go-httpbin",
       );
+
+      // The guide's curl on the app host itself: curl resolves *.localhost and verifies the
+      // certificate the proxy issued for exactly that name against the host CA.
+      const viaCurl = await sh(command("curl --cacert data/host-ca.pem", [["3080", port]]));
+      expect(JSON.parse(viaCurl)).toMatchObject({ headers: { "Svc-Jwt-Assertion": [expect.any(String)] } });
 
       // What the app receives (go-httpbin echoes it): the assertion (the client's own dropped), the
       // forwarding headers, the app's cookies without the proxy's.

@@ -306,26 +306,35 @@ describe("metrics", () => {
 });
 
 describe("the app hosts' certificate", () => {
-  /** The serial of the certificate the app host presents to a new connection. */
-  const servedSerial = (): Promise<string> =>
+  /** The certificate an app host presents to a new connection, verified against the host CA. */
+  const served = (servername: string): Promise<X509Certificate> =>
     new Promise((resolve, reject) => {
       const c = tlsConnect(
-        { host: "127.0.0.1", port: kit.port, servername: kit.hostOf("httpbin"), ca: kit.platform.hostCaPem },
+        { host: "127.0.0.1", port: kit.port, servername, ca: kit.platform.hostCaPem },
         () => {
-          resolve(c.getPeerX509Certificate()?.serialNumber ?? "");
+          const cert = c.getPeerX509Certificate();
           c.destroy();
+          if (cert) resolve(cert);
+          else reject(new Error("no certificate"));
         },
       );
       c.once("error", reject);
     });
 
-  it("names the app host (the wildcard) and follows a renewal of the proxy's certificate", async () => {
-    const before = await servedSerial();
-    expect(new X509Certificate(kit.platform.proxyIdentity.serverTls().certPem).serialNumber).toBe(before);
+  it("names exactly the host of an App (issued by the host CA), the proxy's own for other labels, and is re-issued when the proxy's certificate changes", async () => {
+    const host = kit.hostOf("httpbin");
+    const before = await served(host);
+    expect(before.subjectAltName).toBe(`DNS:${host}`);
+    expect(before.checkIssued(new X509Certificate(kit.platform.hostCaPem))).toBe(true);
+    const proxyOwn = new X509Certificate(kit.platform.proxyIdentity.serverTls().certPem);
+    expect((await served(`nosuchapp.${PUBLIC_HOST}`)).serialNumber).toBe(proxyOwn.serialNumber);
+    // a renewal (also what a host CA rotation triggers in svcd start) issues the app host afresh
     await kit.platform.proxyIdentity.renewNow();
-    const renewed = new X509Certificate(kit.platform.proxyIdentity.serverTls().certPem);
-    expect(renewed.serialNumber).not.toBe(before);
-    expect(renewed.checkHost(kit.hostOf("httpbin"))).toBe(`*.${PUBLIC_HOST}`);
-    expect(await servedSerial()).toBe(renewed.serialNumber);
+    const after = await served(host);
+    expect(after.serialNumber).not.toBe(before.serialNumber);
+    expect(after.subjectAltName).toBe(`DNS:${host}`);
+    expect((await served(`nosuchapp.${PUBLIC_HOST}`)).serialNumber).toBe(
+      new X509Certificate(kit.platform.proxyIdentity.serverTls().certPem).serialNumber,
+    );
   });
 });

@@ -9,8 +9,10 @@ import { openBackend } from "../../core/backend/index.ts";
 import { CertificateAuthorities } from "../../core/ca/authorities.ts";
 import { FileCaKeyStore } from "../../core/ca/key-store.ts";
 import { FileRotationStateStore } from "../../core/ca/rotation-store.ts";
+import { generateEcdsaP256, issueTlsServerCert, privateKeyToPem } from "../../core/certs/x509.ts";
 import { type Clock, systemClock } from "../../core/clock.ts";
 import { parseDuration } from "../../core/duration.ts";
+import { appAtHost } from "../../core/resources/index.ts";
 import { FolderSource } from "../../core/sources/folder.ts";
 import { webRoutes } from "../../web/serve.ts";
 import { startAuthRole } from "../assemble-auth.ts";
@@ -21,7 +23,7 @@ import { setPassword } from "../auth/passwords.ts";
 import { splitHostPort } from "../config.ts";
 import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
 import { createLogger, type Logger } from "../logger.ts";
-import { startAppAccess } from "../proxy/apps/index.ts";
+import { AppHostCerts, startAppAccess } from "../proxy/apps/index.ts";
 import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
 import { GrpcAuthApi } from "../proxy/grpc-auth-api.ts";
@@ -280,12 +282,30 @@ export async function startEmbedded(
       isRegisteredNode: async (id) => (await nodeRecords.get(id)) !== undefined,
       logger: logger.child({ component: "proxy-tunnel" }),
     });
+    // App hosts get a certificate for their exact name from the host CA here: TLS clients refuse
+    // the wildcard over one label (*.localhost, the default public address).
+    const hostCerts = new AppHostCerts({
+      known: (host) => appAtHost(source.list("App"), host, publicHost) !== undefined,
+      issue: async (host) => {
+        const key = generateEcdsaP256();
+        const certPem = await issueTlsServerCert(cas.hostCa, {
+          publicKey: key.publicKey,
+          commonName: host,
+          dnsNames: [host],
+          clock,
+        });
+        return { certPem, keyPem: privateKeyToPem(key.privateKey) };
+      },
+      clock,
+      logger: logger.child({ component: "proxy-apps" }),
+    });
     // Application access (docs/apps.md): the app hosts' server, checked against the same locks
     // and web-session revocations as the console.
     const apps = startAppAccess({
       connection: () => authConnection,
       publicUrl: proxyConfig.publicUrl,
       tls: proxyIdentity.serverTls(),
+      hostCerts,
       locks: trust.locks,
       sessions,
       clock,

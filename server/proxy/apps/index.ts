@@ -10,10 +10,12 @@ import type { ProxyLocks } from "../locks.ts";
 import type { SessionCache } from "../session-cache.ts";
 import { type AppAuthApi, GrpcAppAuthApi } from "./auth-api.ts";
 import { AppGrants } from "./grants.ts";
+import type { AppHostCerts } from "./host-certs.ts";
 import { AppServer } from "./server.ts";
 
 export type { AppAuthApi, AppGrant } from "./auth-api.ts";
 export { GrpcAppAuthApi } from "./auth-api.ts";
+export { AppHostCerts } from "./host-certs.ts";
 
 export interface AppAccess {
   /** The router's handler for connections whose SNI names an app host. */
@@ -28,6 +30,11 @@ export function startAppAccess(o: {
   connection: () => AuthConnection;
   publicUrl: string;
   tls: ProxyTls;
+  /**
+   * Where the proxy holds the host CA (`svcd start`): per-host certificates for app hosts, in
+   * place of `tls.sniCallback`, dropped whenever the proxy's certificate changes (renewal, CA rotation).
+   */
+  hostCerts?: AppHostCerts;
   locks: Pick<ProxyLocks, "check" | "track">;
   sessions: Pick<SessionCache, "revoked">;
   clock: Clock;
@@ -39,7 +46,7 @@ export function startAppAccess(o: {
   const grants = new AppGrants({ api: o.api ?? new GrpcAppAuthApi(o.connection), clock: o.clock });
   const server = new AppServer({
     publicUrl: o.publicUrl,
-    tls: o.tls,
+    tls: o.hostCerts ? { ...o.tls, sniCallback: o.hostCerts.sniCallback } : o.tls,
     grants,
     checkLock: (user) => o.locks.check(user),
     trackOpen: (user, close) => o.locks.track(user, close),
@@ -50,7 +57,10 @@ export function startAppAccess(o: {
   });
   return {
     handle: (socket) => server.handle(socket),
-    setTls: (certPem, keyPem) => server.setTls(certPem, keyPem),
+    setTls: (certPem, keyPem) => {
+      server.setTls(certPem, keyPem);
+      o.hostCerts?.reset();
+    },
     async close() {
       server.close();
       grants.clear();
