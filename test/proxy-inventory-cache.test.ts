@@ -6,6 +6,7 @@
 import type { ServiceError } from "@grpc/grpc-js";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { openSqliteBackend } from "../core/backend/sqlite.ts";
 import {
   agentIdentityUri,
   generateEcdsaP256,
@@ -16,6 +17,7 @@ import { systemClock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
 import { type AuthServiceClient, agentMetadata, createAuthClient } from "../server/auth/client.ts";
 import { MAX_STREAMS_PER_CALLER } from "../server/auth/feed-streams.ts";
+import { NodeStore } from "../server/auth/nodes.ts";
 import { setPassword } from "../server/auth/passwords.ts";
 import type { NodePage, NodeQuery } from "../server/proxy/auth-client.ts";
 import { proxyDefaults } from "../server/proxy/config.ts";
@@ -266,14 +268,22 @@ describe("GET /v1/webapi/nodes from the proxy's copy", () => {
   });
 
   it("a node registering (any replica: it is the shared backend) and leaving shows up", async () => {
-    await side.backend.put("nodes/agent-new", {
-      id: "agent-new",
-      hostname: "node-new",
-      addresses: ["10.0.0.9:3022"],
-      labels: { env: "prod" },
-      version: "1.0.1",
-      last: new Date().toISOString(),
+    // Another replica's NodeStore on the same file: its write is announced to this auth's feed.
+    const replica = await openSqliteBackend({
+      path: side.backend.path,
+      clock: systemClock,
+      sweepIntervalMs: 0,
     });
+    try {
+      await new NodeStore({ backend: replica, clock: systemClock }).heartbeat("agent-new", {
+        hostname: "node-new",
+        addresses: ["10.0.0.9:3022"],
+        labels: { env: "prod" },
+        version: "1.0.1",
+      });
+    } finally {
+      await replica.close();
+    }
     await until("the new node in the copy", async () =>
       ids((await both(USERS.admin, { limit: 500 })).proxy).includes("agent-new"),
     );
@@ -308,10 +318,11 @@ describe("GET /v1/webapi/nodes from the proxy's copy", () => {
 
   it("a heartbeat that changes nothing shown is not sent again (no flood); a label change is", async () => {
     const before = cache.received.nodes;
+    const reads = side.auth.service.inventoryFeed.reads;
     for (let i = 0; i < N; i++) await heartbeat(`agent-${pad(i)}`, `node-${pad(i)}`, { env: envOf(i) });
-    // Two scans after the heartbeats: anything they would send has been sent by then.
-    const scans = side.auth.service.inventoryFeed.scans;
-    await until("two scans", () => side.auth.service.inventoryFeed.scans >= scans + 2, 30_000);
+    // Every rewrite announced and read: anything the feed would send has been sent by then.
+    await until("the rewrites read", () => side.auth.service.inventoryFeed.reads >= reads + N);
+    await side.auth.service.inventoryFeed.refreshNodes([]);
     await new Promise((r) => setTimeout(r, 200));
     expect(cache.received.nodes).toBe(before);
     await heartbeat("agent-000", "node-000", { env: envOf(0), rack: "r1" });

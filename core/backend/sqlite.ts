@@ -66,7 +66,11 @@ export class SqliteBackend implements Backend {
   /** Audit appends committed in groups (audit-batcher.ts). */
   readonly #audit: AuditBatcher<CheckedAuditEvent, Row>;
 
+  /** The database file (":memory:" for a private one): another backend opened on it shares it. */
+  readonly path: string;
+
   constructor(opts: SqliteBackendOptions) {
+    this.path = opts.path;
     this.#clock = opts.clock;
     this.#db = new DatabaseSync(opts.path);
     this.#notify = sqliteNotifier(opts.path);

@@ -11,6 +11,7 @@ import type { Backend } from "../../core/backend/backend.ts";
 import type { Clock } from "../../core/clock.ts";
 import { BadParameterError, isNotFound } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
+import { announceNodeChange } from "./node-changes.ts";
 
 const NODE_PREFIX = "nodes/";
 export const HEARTBEAT_INTERVAL_SECONDS = 30;
@@ -27,6 +28,8 @@ export interface NodeRecord {
   version: string;
   lastHeartbeat: Date;
   online: boolean;
+  /** When the record's status turns offline without a newer write (the inventory feed's timer). */
+  offlineAt?: Date;
   /** the proxy holding the node's reverse tunnel, as the agent last reported it */
   tunnel?: TunnelLocation;
 }
@@ -137,6 +140,8 @@ export class NodeStore {
   async #put(agentId: string, content: JsonObject, atMs: number): Promise<void> {
     const value: JsonObject = { ...content, last: new Date(atMs).toISOString() };
     await this.#backend.put(NODE_PREFIX + encodeURIComponent(agentId), value, { ttlMs: NODE_RECORD_TTL_MS });
+    // Every replica's inventory feed reads this record now instead of at its next scan.
+    await announceNodeChange(this.#backend, agentId);
   }
 
   /** Drops what is past the window (nodes that stopped or went to another replica), once per window. */
@@ -149,9 +154,12 @@ export class NodeStore {
   /** Forgets a node's record (DeleteNode); absent is fine. */
   async remove(agentId: string): Promise<void> {
     this.#written.delete(agentId);
-    await this.#backend.delete(NODE_PREFIX + encodeURIComponent(agentId)).catch((err: unknown) => {
-      if (!isNotFound(err)) throw err;
-    });
+    await this.#backend.delete(NODE_PREFIX + encodeURIComponent(agentId)).then(
+      () => announceNodeChange(this.#backend, agentId),
+      (err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      },
+    );
   }
 
   async list(): Promise<NodeRecord[]> {
@@ -173,6 +181,8 @@ export class NodeStore {
 
   #record(v: JsonObject, now: number): NodeRecord {
     const last = new Date(String(v["last"]));
+    // A record written by beat() may lag the last heartbeat by up to its skip window.
+    const offlineAt = last.getTime() + 3 * this.#intervalSeconds * 1000 + (Number(v["skip_ms"]) || 0);
     const tunnel = v["tunnel"] as { proxy_id?: string; peer_addr?: string } | undefined;
     return {
       id: String(v["id"]),
@@ -181,8 +191,8 @@ export class NodeStore {
       labels: (v["labels"] as Record<string, string>) ?? {},
       version: String(v["version"] ?? ""),
       lastHeartbeat: last,
-      // A record written by beat() may lag the last heartbeat by up to its skip window.
-      online: now - last.getTime() < 3 * this.#intervalSeconds * 1000 + (Number(v["skip_ms"]) || 0),
+      online: now < offlineAt,
+      offlineAt: new Date(offlineAt),
       ...(tunnel?.proxy_id && tunnel.peer_addr
         ? { tunnel: { proxyId: tunnel.proxy_id, peerAddr: tunnel.peer_addr } }
         : {}),

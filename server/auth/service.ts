@@ -304,6 +304,7 @@ export class AuthService {
     this.inventoryFeed = new InventoryFeed({
       source: deps.source,
       nodes: this.nodes,
+      changes: deps.backend,
       clock: deps.clock,
       logger: deps.logger,
     });
@@ -844,7 +845,7 @@ export class AuthService {
         throw new NotImplementedError("RegisterAgent is not enabled on this auth server");
       const res = await this.#d.agentJoin.register(req, { peer: call.getPeer() });
       // The new node is in the proxies' inventory copies before it hears it joined.
-      await this.inventoryFeed.refresh();
+      await this.inventoryFeed.refreshNodes(res.agent_id ? [res.agent_id] : []);
       return res;
     }),
     RegisterUsingIAMMethod: (
@@ -1016,7 +1017,7 @@ export class AuthService {
     DeleteNode: unary(async (req, caller) => {
       const reg = await wired(this.#d.agentJoin, "DeleteNode").remove(req.node);
       // The proxies' inventory copies drop it before this answers (docs/proxy-cache.md).
-      await this.inventoryFeed.refresh();
+      await this.inventoryFeed.refreshNodes([reg.id]);
       await this.#audit({
         event_type: "node.delete",
         user_name: requireUser(caller).username,
@@ -1127,7 +1128,7 @@ export class AuthService {
       // DeleteNode may have run since the checks above: a removed node must not be listed again
       // (only a write can bring it back; an unchanged beat within the window writes nothing).
       if (wrote && (await this.#d.agentJoin?.forgetIfRemoved(caller.agentId))) {
-        void this.inventoryFeed.refresh(); // a scan may have caught the record in between
+        void this.inventoryFeed.refreshNodes([caller.agentId]); // a read may have caught the record in between
         throw new NotAuthenticatedError("this node has been removed");
       }
       this.inventoryFeed.noteHeartbeat(caller.agentId, beat);
