@@ -14,9 +14,11 @@ import {
   type AppsPlatform,
   cookieSet,
   PUBLIC_HOST,
+  REVOCABLE_FILE,
   setCookies,
   startAppsPlatform,
   USERS,
+  userManifest,
 } from "./proxy-apps-kit.ts";
 
 let kit: AppsPlatform;
@@ -202,6 +204,36 @@ describe("ending app sessions", () => {
     // at once, not after the cache's refresh: the proxy knows its web session was revoked
     const after = await get("httpbin", "/get", cookie);
     expect(after.status).toBe(302);
+  });
+});
+
+describe("user-wide changes end app sessions at the next request", () => {
+  // The app-session cache re-checks a grant when the session stream reports its user or role
+  // changed, instead of serving it from memory until its 30 s re-check.
+  const rewriteUsers = (users: Array<[string, string[]]>) =>
+    writeFile(
+      join(kit.manifestsDir, REVOCABLE_FILE),
+      users.map(([u, roles]) => stringifyYaml(userManifest(u, roles))).join("---\n"),
+    );
+  /** Polls until `cookie` is refused, for well under the cache's 30 s re-check. */
+  const refusedSoon = (what: string, cookie: string) =>
+    until(what, async () => (await get("httpbin", "/get", cookie)).status === 302, 8_000);
+
+  it("a role taken away from the user, and the user deleted", async () => {
+    const rita = await kit.appSession(await kit.login(USERS.roleLoss), "httpbin");
+    const dora = await kit.appSession(await kit.login(USERS.deleted), "httpbin");
+    expect((await get("httpbin", "/get", rita)).status).toBe(200);
+    expect((await get("httpbin", "/get", dora)).status).toBe(200);
+
+    await rewriteUsers([
+      [USERS.roleLoss, ["nodes-only"]],
+      [USERS.deleted, ["dev-apps"]],
+    ]);
+    await refusedSoon("rita's app session refused after dev-apps was taken away", rita);
+    expect((await get("httpbin", "/get", dora)).status).toBe(200);
+
+    await rewriteUsers([[USERS.roleLoss, ["nodes-only"]]]);
+    await refusedSoon("dora's app session refused after the user was deleted", dora);
   });
 });
 

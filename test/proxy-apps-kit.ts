@@ -17,8 +17,21 @@ import { freePort } from "./harness/ports.ts";
 
 export const PUBLIC_HOST = "proxy.apps.test";
 export const PASSWORD = "proxy-apps-password-1";
-/** ana: role dev-apps (apps labelled env=dev). vera: no app at all. */
-export const USERS = { dev: "ana", none: "vera" } as const;
+/**
+ * ana: role dev-apps (apps labelled env=dev). vera: no app at all. rita and dora: dev-apps too, in
+ * their own manifest file (REVOCABLE_FILE) for tests that take their roles away or delete them.
+ */
+export const USERS = { dev: "ana", none: "vera", roleLoss: "rita", deleted: "dora" } as const;
+/** The manifests file holding rita and dora, rewritten by revocation tests. */
+export const REVOCABLE_FILE = "revocable-users.yaml";
+
+/** The User manifest of `name` with `roles`. */
+export const userManifest = (name: string, roles: string[]): unknown => ({
+  apiVersion: API_VERSION,
+  kind: "User",
+  metadata: { name },
+  spec: { roles },
+});
 
 export interface Res {
   status: number;
@@ -176,6 +189,10 @@ export async function startAppsPlatform(): Promise<AppsPlatform> {
       manifests(httpbin.url, downPort, httpbinTls.url)
         .map((m) => stringifyYaml(m))
         .join("---\n"),
+    );
+    await writeFile(
+      join(manifestsDir, REVOCABLE_FILE),
+      [USERS.roleLoss, USERS.deleted].map((u) => stringifyYaml(userManifest(u, ["dev-apps"]))).join("---\n"),
     );
     const backend = await openBackend({ type: "sqlite", path: sqlite }, { clock: systemClock });
     try {

@@ -17,6 +17,12 @@ import type { SessionEvent__Output } from "../../proto/generated/svc/v1/SessionE
 import { type Backoff, type FeedConnection, FeedSubscription } from "../auth/feed-subscription.ts";
 import type { AuthApi, SessionInfo } from "./auth-client.ts";
 
+/** What a session-stream event says may have changed for sessions of users (onChange). */
+export type SessionChange =
+  | { kind: "user"; username: string }
+  | { kind: "role"; role: string }
+  | { kind: "all" };
+
 /** Sessions remembered (least recently used forgotten first). */
 export const DEFAULT_MAX_SESSIONS = 50_000;
 /**
@@ -80,6 +86,8 @@ export class SessionCache {
    * started from one end with it (revoked()), even when this proxy never cached the parent.
    */
   readonly #revokedHashes = new Set<string>();
+  /** Followers of user/role changes the stream reports (the app-session cache). */
+  readonly #changeListeners = new Set<(c: SessionChange) => void>();
   #state: StreamState = "stopped";
   #position = "";
   #keepaliveSeconds = DEFAULT_KEEPALIVE_SECONDS;
@@ -275,6 +283,19 @@ export class SessionCache {
     return this.#entries.get(hash)?.revoked === true || this.#revokedHashes.has(hash);
   }
 
+  /**
+   * Runs `fn` for every change the stream reports that may end other sessions of a user (the
+   * app-session cache re-checks the same users at once). Returns the unsubscribe.
+   */
+  onChange(fn: (c: SessionChange) => void): () => void {
+    this.#changeListeners.add(fn);
+    return () => this.#changeListeners.delete(fn);
+  }
+
+  #changed(c: SessionChange): void {
+    for (const fn of this.#changeListeners) fn(c);
+  }
+
   #markStale(pred: (e: Entry) => boolean): void {
     this.#gen++;
     for (const e of this.#entries.values()) if (pred(e)) e.stale = true;
@@ -292,12 +313,15 @@ export class SessionCache {
         break;
       case "user":
         this.#markStale((x) => x.info.username === e.username);
+        this.#changed({ kind: "user", username: e.username });
         break;
       case "role":
         this.#markStale((x) => x.info.roles.includes(e.role));
+        this.#changed({ kind: "role", role: e.role });
         break;
       case "reset":
         this.#markStale(() => true);
+        this.#changed({ kind: "all" });
         this.#goLive();
         break;
       case "keepalive":
@@ -306,6 +330,7 @@ export class SessionCache {
       default:
         // An event this proxy does not know may change anything: check everything again.
         this.#markStale(() => true);
+        this.#changed({ kind: "all" });
     }
     if (e.position) this.#position = e.position;
   }

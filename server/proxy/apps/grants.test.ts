@@ -93,6 +93,23 @@ describe("AppGrants", () => {
     expect(refreshed?.assertion).toBe(`jwt-${clock.now().getTime()}`);
   });
 
+  it("asks auth on the next use of the grants a user or role change selects (recheck), not after the refresh", async () => {
+    const clock = new ManualClock(new Date("2030-01-01T00:00:00Z"));
+    const auth = fakeAuth(clock);
+    const grants = new AppGrants({ api: auth.api, clock });
+    await grants.exchange(CODE, HOST);
+    grants.recheck((g) => g.username === "bob");
+    await grants.lookup(ID, HOST);
+    expect(auth.calls.get).toBe(0);
+    grants.recheck((g) => g.username === "alice");
+    auth.answers(async () => {
+      throw new NotFoundError("no such app session");
+    });
+    expect(await grants.lookup(ID, HOST)).toBeUndefined();
+    expect(auth.calls.get).toBe(1);
+    expect(grants.size).toBe(0);
+  });
+
   it("asks auth once for a session many requests wait on (single flight)", async () => {
     const clock = new ManualClock(new Date("2030-01-01T00:00:00Z"));
     const auth = fakeAuth(clock);

@@ -128,6 +128,16 @@ export class AppGrants {
     this.#entries.delete(grantKey(sessionId));
   }
 
+  /**
+   * Makes every remembered grant `which` selects ask auth on its next use (a user deleted,
+   * disabled or given other roles; a role changed): access ends at the next request, not within
+   * REFRESH_MS. An answer already under way is not stored.
+   */
+  recheck(which: (g: AppGrant) => boolean): void {
+    this.#gen++;
+    for (const e of this.#entries.values()) if (which(e.grant)) e.at = Number.NEGATIVE_INFINITY;
+  }
+
   /** Ends a session at auth, forgetting it here first (effective here whatever auth answers). */
   async end(sessionId: string): Promise<void> {
     if (!TOKEN.test(sessionId)) return;

@@ -36,7 +36,7 @@ export function startAppAccess(o: {
    */
   hostCerts?: AppHostCerts;
   locks: Pick<ProxyLocks, "check" | "track">;
-  sessions: Pick<SessionCache, "revoked">;
+  sessions: Pick<SessionCache, "revoked" | "onChange">;
   clock: Clock;
   logger: Logger;
   metrics?: Registry;
@@ -55,6 +55,12 @@ export function startAppAccess(o: {
     logger: o.logger,
     metrics: o.metrics,
   });
+  // A user or role change the session stream reports is re-decided at the user's next request.
+  const offChanges = o.sessions.onChange((c) => {
+    if (c.kind === "user") grants.recheck((g) => g.username === c.username);
+    else if (c.kind === "role") grants.recheck((g) => g.roles.includes(c.role));
+    else grants.recheck(() => true);
+  });
   return {
     handle: (socket) => server.handle(socket),
     setTls: (certPem, keyPem) => {
@@ -62,6 +68,7 @@ export function startAppAccess(o: {
       o.hostCerts?.reset();
     },
     async close() {
+      offChanges();
       server.close();
       grants.clear();
     },
