@@ -3,6 +3,10 @@
 // handler (never a second read in the same call), and a removed node is refused on its next call.
 // The node record write is skipped for an unchanged beat within the skip window (1.5 intervals),
 // and the status rule allows for that lag: NodeStore with a manual clock on a real SQLite backend.
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { DatabaseSync } from "node:sqlite";
 import { status } from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../core/backend/backend.ts";
@@ -192,6 +196,38 @@ describe("NodeStore.beat: the record write is skipped within the window", () => 
       expect((await nodes.list()).find((n) => n.id === "n1")?.online).toBe(false);
     } finally {
       backend.close();
+    }
+  });
+
+  it("a failed batched write fails every beat in it, and each of them is written at its next beat", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "svc-beat-batch-"));
+    const path = join(dir, "s.db");
+    const clock = new ManualClock();
+    const backend = await openSqliteBackend({ path, clock, sweepIntervalMs: 0, busyTimeoutMs: 0 });
+    const lock = new DatabaseSync(path);
+    try {
+      const nodes = new NodeStore({ backend, clock, intervalSeconds: 30 });
+      const ids = ["f1", "f2", "f3", "f4"];
+      const beatOf = (id: string) => ({ ...beat, hostname: id });
+      // Same turn: one commit; another connection holds the write lock, so it fails (busy).
+      lock.exec("BEGIN IMMEDIATE");
+      const results = await Promise.allSettled(ids.map((id) => nodes.beat(id, beatOf(id), "conn")));
+      lock.exec("ROLLBACK");
+      expect(results.map((r) => r.status)).toEqual(["rejected", "rejected", "rejected", "rejected"]);
+      for (const id of ids) expect(await nodes.get(id)).toBeUndefined();
+      // None is taken for written: the next beat of each writes (not skipped as unchanged).
+      clock.advance(1_000);
+      expect(await Promise.all(ids.map((id) => nodes.beat(id, beatOf(id), "conn")))).toEqual([
+        true,
+        true,
+        true,
+        true,
+      ]);
+      for (const id of ids) expect((await nodes.get(id))?.hostname).toBe(id);
+    } finally {
+      lock.close();
+      await backend.close();
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

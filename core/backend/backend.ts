@@ -18,6 +18,14 @@ export interface WriteOptions {
   ttlMs?: number;
   /** Absolute expiry; wins over ttlMs when both are given. */
   expires?: Date;
+  /**
+   * put only: the write may be committed in one transaction with other batched puts of the same
+   * event-loop turn (SQLite; PostgreSQL writes each alone). It settles after that commit, and a
+   * failed commit rejects every put in it. It may commit after a write of the same key that
+   * does not batch and was issued later in the same turn: only for records whose writers allow
+   * for that (node heartbeats).
+   */
+  batch?: boolean;
 }
 
 /** One item of an all-or-nothing `createAll`. */

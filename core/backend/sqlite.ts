@@ -45,6 +45,14 @@ export interface SqliteBackendOptions {
   busyTimeoutMs?: number;
   /** Audit group commit (audit-batcher.ts): window and size. */
   auditBatch?: AuditBatcherOptions;
+  /** Group commit of puts with `batch` (WriteOptions): window and size, as for audit. */
+  putBatch?: AuditBatcherOptions;
+}
+
+interface BatchedPut {
+  key: string;
+  text: string;
+  expires: number | null;
 }
 
 const DEFAULT_SWEEP_MS = 60_000;
@@ -65,6 +73,8 @@ export class SqliteBackend implements Backend {
   readonly #subscriptions = new Set<() => boolean>();
   /** Audit appends committed in groups (audit-batcher.ts). */
   readonly #audit: AuditBatcher<CheckedAuditEvent, Row>;
+  /** Puts with `batch` committed in groups, as audit appends are (node heartbeats). */
+  readonly #puts: AuditBatcher<BatchedPut, Row>;
 
   /** The database file (":memory:" for a private one): another backend opened on it shares it. */
   readonly path: string;
@@ -90,6 +100,7 @@ export class SqliteBackend implements Backend {
       throw mapError(err);
     }
     this.#audit = new AuditBatcher((events) => this.#commitAudit(events), opts.auditBatch);
+    this.#puts = new AuditBatcher((puts) => this.#commitPuts(puts), opts.putBatch);
     const every = opts.sweepIntervalMs ?? DEFAULT_SWEEP_MS;
     if (every > 0) {
       this.#sweeper = setInterval(() => {
@@ -112,10 +123,20 @@ export class SqliteBackend implements Backend {
     checkKey(key);
     const text = encodeValue(value);
     const expires = resolveExpiry(opts, this.#clock);
+    if (opts?.batch) {
+      if (this.#closed) throw new UnavailableError("backend is closed");
+      return toItem(await this.#puts.add({ key, text, expires }));
+    }
     return this.#write(() => {
       const revision = this.#nextRevision();
       return toItem(must(this.#stmts.upsert.get(key, text, revision, expires)));
     });
+  }
+
+  #commitPuts(puts: BatchedPut[]): Row[] {
+    return this.#write(() =>
+      puts.map((p) => must(this.#stmts.upsert.get(p.key, p.text, this.#nextRevision(), p.expires))),
+    );
   }
 
   async create(key: string, value: JsonValue, opts?: WriteOptions): Promise<Item> {
@@ -290,8 +311,9 @@ export class SqliteBackend implements Backend {
 
   async close(): Promise<void> {
     if (this.#closed) return;
-    // Appends already accepted are committed before the file closes.
+    // Appends and puts already accepted are committed before the file closes.
     this.#audit.flush();
+    this.#puts.flush();
     this.#closed = true;
     for (const off of this.#subscriptions) off();
     this.#subscriptions.clear();

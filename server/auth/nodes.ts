@@ -139,7 +139,12 @@ export class NodeStore {
 
   async #put(agentId: string, content: JsonObject, atMs: number): Promise<void> {
     const value: JsonObject = { ...content, last: new Date(atMs).toISOString() };
-    await this.#backend.put(NODE_PREFIX + encodeURIComponent(agentId), value, { ttlMs: NODE_RECORD_TTL_MS });
+    // Batched: the heartbeats of one event-loop turn share a commit (the write was most of a
+    // heartbeat's cost); each caller still settles only after the commit holding its record.
+    await this.#backend.put(NODE_PREFIX + encodeURIComponent(agentId), value, {
+      ttlMs: NODE_RECORD_TTL_MS,
+      batch: true,
+    });
     // Every replica's inventory feed reads this record now instead of at its next scan.
     await announceNodeChange(this.#backend, agentId);
   }
