@@ -7,7 +7,13 @@
 // the app.session.end event, so replicas sharing a backend never record an end twice.
 import type { Backend, Item } from "../../../core/backend/backend.ts";
 import type { Clock } from "../../../core/clock.ts";
-import { BadParameterError, isCompareFailed, isNotFound, NotFoundError } from "../../../core/errors.ts";
+import {
+  BadParameterError,
+  isCompareFailed,
+  isNotFound,
+  LimitExceededError,
+  NotFoundError,
+} from "../../../core/errors.ts";
 import type { JsonObject } from "../../../core/json.ts";
 import type { Traits } from "../../../core/rbac/index.ts";
 import { hashSecret, randomSecret } from "../sessions.ts";
@@ -19,7 +25,19 @@ export const CODE_TTL_MS = 60_000;
  */
 const SWEEP_GRACE_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * Codes of one user not yet spent nor expired: each is a backend record, so a script asking for
+ * codes in a loop is refused past this (a person launches a few apps a minute).
+ */
+export const MAX_PENDING_CODES_PER_USER = 32;
+/**
+ * App sessions one user holds; a new one past this ends the user's oldest (reason "limit"), so
+ * records stay bounded however many logins a script makes within one web session.
+ */
+export const MAX_SESSIONS_PER_USER = 256;
+
 const CODE_PREFIX = "app-codes/";
+const CODES_BY_USER_PREFIX = "app-codes-user/";
 const SESSION_PREFIX = "app-sessions/";
 const BY_WEB_PREFIX = "app-sessions-web/";
 const BY_USER_PREFIX = "app-sessions-user/";
@@ -27,7 +45,7 @@ const BY_USER_PREFIX = "app-sessions-user/";
 /** Codes and session IDs: base64url of 32 random bytes; anything else never reaches the backend. */
 const SECRET_PATTERN = /^[A-Za-z0-9_-]{43}$/;
 
-export type EndReason = "logout" | "expired" | "web_session_ended";
+export type EndReason = "logout" | "expired" | "web_session_ended" | "limit";
 
 /** Who the session is for and what it reaches; the same in the code record and the session. */
 export interface AppSessionSubject {
@@ -107,12 +125,21 @@ export class AppSessionStore {
     const now = this.#clock.now().getTime();
     const expires = new Date(Math.min(now + CODE_TTL_MS, subject.expires.getTime()));
     if (expires.getTime() <= now) throw new NotFoundError("the web session has expired");
+    const pending = await this.#backend.range(`${CODES_BY_USER_PREFIX}${subject.username}/`);
+    if (pending.length >= MAX_PENDING_CODES_PER_USER)
+      throw new LimitExceededError("too many app logins under way; try again in a minute", {
+        retryAfterSeconds: CODE_TTL_MS / 1000,
+      });
     const code = randomSecret(32);
-    await this.#backend.create(
-      CODE_PREFIX + hashSecret(code),
-      { ...subjectToJson(subject), code_expires: expires.toISOString() },
-      { expires },
-    );
+    const hash = hashSecret(code);
+    await this.#backend.createAll([
+      {
+        key: CODE_PREFIX + hash,
+        value: { ...subjectToJson(subject), code_expires: expires.toISOString() },
+        opts: { expires },
+      },
+      { key: `${CODES_BY_USER_PREFIX}${subject.username}/${hash}`, value: {}, opts: { expires } },
+    ]);
     return { code, expires };
   }
 
@@ -148,8 +175,14 @@ export class AppSessionStore {
       if (isNotFound(err) || isCompareFailed(err)) throw new NotFoundError("unknown or used code");
       throw err;
     }
+    await this.#backend
+      .delete(`${CODES_BY_USER_PREFIX}${subject.username}/${hashSecret(code)}`)
+      .catch((err: unknown) => {
+        if (!isNotFound(err)) throw err;
+      });
     if (subject.expires.getTime() <= now) throw new NotFoundError("unknown or used code");
     const admitted = await admit(subject);
+    await this.#makeRoom(subject.username);
     const id = randomSecret(32);
     const hash = hashSecret(id);
     const created = this.#clock.now();
@@ -164,6 +197,15 @@ export class AppSessionStore {
       { key: `${BY_USER_PREFIX}${subject.username}/${hash}`, value: { hash }, opts: keep },
     ]);
     return { id, session: { ...subject, hash, created }, admitted };
+  }
+
+  /** Ends the user's oldest sessions so that one more stays within MAX_SESSIONS_PER_USER. */
+  async #makeRoom(username: string): Promise<void> {
+    const held = await this.ofUser(username);
+    const over = held.length - (MAX_SESSIONS_PER_USER - 1);
+    if (over <= 0) return;
+    held.sort((a, b) => a.created.getTime() - b.created.getTime());
+    for (const s of held.slice(0, over)) await this.end(s.hash, "limit");
   }
 
   /** The live session of an ID (NOT_FOUND when unknown or expired). */

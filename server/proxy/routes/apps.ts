@@ -105,7 +105,7 @@ export async function appRoutes(app: FastifyInstance): Promise<void> {
         tags: ["apps"],
         ...sessionSecurity,
         body: StartBody,
-        response: { 201: StartResult, ...errorResponses(401, 403, 404, ...commonErrors) },
+        response: { 201: StartResult, ...errorResponses(401, 403, 404, 429, ...commonErrors) },
       },
       preHandler: app.requireSession,
     },
