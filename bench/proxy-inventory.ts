@@ -1,11 +1,14 @@
-// The proxy of bench/proxy.bench.ts's nodes row, built as svcd proxy builds it for that route:
-// the inventory copy (WatchInventory) and the session cache (WatchSessions) in front of the gRPC
-// AuthApi, and the locks of a trust stream (the copy decides only while it knows them). Same
+// The proxy of bench/proxy.bench.ts's nodes and roles rows, built as svcd proxy builds it for
+// those routes: the inventory copy (WatchInventory), the lock guard of a trust stream (the copy
+// decides only while it knows the locks) and the session cache (WatchSessions) in front of a
+// forwarding handle on the gRPC AuthApi (the handle svcd keeps across identity reloads). Same
 // HTTPS certificate and config as the fixture's proxy.
 import { pino } from "pino";
 import { systemClock } from "../core/clock.ts";
+import { forwarding } from "../server/embedded/proxy-renewal.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
 import { type InventoryCache, startInventoryCache } from "../server/proxy/inventory-cache.ts";
+import { ProxyLocks } from "../server/proxy/locks.ts";
 import { startProxyServer } from "../server/proxy/server.ts";
 import { SessionCache } from "../server/proxy/session-cache.ts";
 import { TrustWatcher } from "../server/trust/watcher.ts";
@@ -20,12 +23,14 @@ export interface InventoryProxy {
 export async function startInventoryProxy(o: BenchProxyOptions): Promise<InventoryProxy> {
   const logger = pino({ level: "silent" });
   const { grpc, client, connection } = connectToAuth(o);
+  // What startProxyTrust builds, on the bench's bare connection.
   const trust = new TrustWatcher({
     client: () => client,
     metadata: connection.metadata,
     clock: systemClock,
     logger,
   });
+  const locks = new ProxyLocks({ watcher: trust, clock: systemClock, logger });
   trust.start();
   const cache = startInventoryCache({ connection: () => connection, trust, clock: systemClock, logger });
   const sessions = new SessionCache({ connection: () => connection, clock: systemClock, logger });
@@ -34,7 +39,7 @@ export async function startInventoryProxy(o: BenchProxyOptions): Promise<Invento
   const proxy = await startProxyServer({
     config: o.config,
     tls: o.proxyServer,
-    authApi: cache.serveAuthApi(sessions.guard(api)),
+    authApi: cache.serveAuthApi(locks.guardSessions(sessions.guard(forwarding(() => api)))),
     logger,
     ready: () => true,
     resources: o.resources,
@@ -50,6 +55,7 @@ export async function startInventoryProxy(o: BenchProxyOptions): Promise<Invento
       await proxy.close();
       cache.close();
       await sessions.close();
+      locks.close();
       await trust.close();
       api.close();
       client.close();

@@ -7,8 +7,9 @@
 
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:https";
+import { Session } from "node:inspector/promises";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import autocannon from "autocannon";
@@ -16,6 +17,7 @@ import Fastify from "fastify";
 import { presets } from "../core/resources/index.ts";
 import { MemorySource } from "../core/sources/memory.ts";
 import { proxyDefaults } from "../server/proxy/config.ts";
+import { SESSION_MAX_AGE_MS } from "../server/proxy/session-cache.ts";
 import { PASSWORD, startProxySide, USERS } from "../test/proxy-fixture.ts";
 import { type InventoryProxy, startInventoryProxy } from "./proxy-inventory.ts";
 import { type SessionCacheProxy, startSessionCacheProxy } from "./proxy-session-cache.ts";
@@ -23,6 +25,12 @@ import type { BenchReport, BenchRow } from "./report.ts";
 import { percentile } from "./report.ts";
 
 const DURATION_S = Number(process.env.SVC_BENCH_SECONDS ?? 3);
+/**
+ * A folder: after the measured rounds, each row is run once more under V8's sampling profiler
+ * (this main thread only: the proxies and the baseline, not autocannon's worker) and its profile
+ * written there as <row number>.cpuprofile, to be opened in Chrome's DevTools.
+ */
+const PROFILE_DIR = process.env.SVC_BENCH_PROXY_PROFILE;
 const CONNECTIONS = 16;
 
 const ROUNDS = 3;
@@ -88,6 +96,7 @@ async function measureAll(targets: Target[]): Promise<Array<BenchRow & { perSeco
   for (let round = 0; round < ROUNDS; round++) {
     for (const t of targets) t.samples.push(await sample(t.url, t.headers, DURATION_S));
   }
+  if (PROFILE_DIR) await profileEach(targets, PROFILE_DIR);
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
   return targets.map((t) => ({
     name: t.name,
@@ -97,6 +106,25 @@ async function measureAll(targets: Target[]): Promise<Array<BenchRow & { perSeco
     p99Ms: median(t.samples.map((x) => x.latencies.p99)),
     note: `median of ${ROUNDS}; server main thread ${median(t.samples.map((x) => x.serverCpuUs)).toFixed(0)} us CPU/req${cpuOfAuth(t)}`,
   }));
+}
+
+/** One more run per target with the profiler on; not counted in the rows. */
+async function profileEach(targets: Target[], dir: string): Promise<void> {
+  mkdirSync(dir, { recursive: true });
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post("Profiler.enable");
+    await session.post("Profiler.setSamplingInterval", { interval: 100 });
+    for (const [i, t] of targets.entries()) {
+      await session.post("Profiler.start");
+      await sample(t.url, t.headers, DURATION_S);
+      const { profile } = await session.post("Profiler.stop");
+      writeFileSync(join(dir, `${i + 1}.cpuprofile`), JSON.stringify(profile));
+    }
+  } finally {
+    session.disconnect();
+  }
 }
 
 function cpuOfAuth(t: Target): string {
@@ -196,6 +224,7 @@ export default async function proxyBench(): Promise<BenchReport> {
   await bare.listen({ host: "127.0.0.1", port: 0 });
   let inventory: InventoryProxy | undefined;
   let cached: SessionCacheProxy | undefined;
+  const started = performance.now();
   try {
     // The cached session row's proxy: sessions answered from the WatchSessions cache (issue 17).
     cached = await startSessionCacheProxy({
@@ -237,8 +266,8 @@ export default async function proxyBench(): Promise<BenchReport> {
     });
     if (adminLogin.status !== 200) throw new Error(`admin login failed: ${adminLogin.status}`);
     const adminSession = (adminLogin.json as { session_id: string }).session_id;
-    const [base, ping, session, sessionCached, nodesAuth, nodesCopy, bareNodes, rolesCopy] = await measureAll(
-      [
+    const [base, ping, session, sessionCached, nodesAuth, nodesCopy, bareNodes, rolesCopy, sessionFull] =
+      await measureAll([
         {
           name: "bare fastify HTTPS hello",
           url: `https://127.0.0.1:${address.port}/hello`,
@@ -287,27 +316,60 @@ export default async function proxyBench(): Promise<BenchReport> {
           headers: { authorization: `Bearer ${adminSession}` },
           samples: [],
         },
-      ],
-    );
-    if (!base || !ping || !session || !sessionCached || !nodesAuth || !nodesCopy || !bareNodes || !rolesCopy)
+        {
+          // The session route through everything svcd proxy puts in front of auth.
+          name: "proxy GET /v1/webapi/session (Bearer), as svcd proxy (copy, locks, session cache)",
+          url: `${inventory.url}/v1/webapi/session`,
+          headers: { authorization: `Bearer ${sessionId}` },
+          samples: [],
+        },
+      ]);
+    if (
+      !base ||
+      !ping ||
+      !session ||
+      !sessionCached ||
+      !nodesAuth ||
+      !nodesCopy ||
+      !bareNodes ||
+      !rolesCopy ||
+      !sessionFull
+    )
       throw new Error("missing measurement");
     // The copy row measures the copy: not one ListNodes may have gone to auth.
     if (inventory.cache.served.auth > 0 || inventory.cache.served.cache === 0)
       throw new Error(`the inventory copy did not answer: ${JSON.stringify(inventory.cache.served)}`);
     // The cached row measures the cache: the first requests (at most one per connection) fill it,
-    // every other request is a hit.
+    // and again each time the answer reaches its maximum age; every other request is a hit.
     const served = await cached.served();
-    if (served.misses > CONNECTIONS || served.hits === 0)
+    const refills = 1 + Math.ceil((performance.now() - started) / SESSION_MAX_AGE_MS);
+    if (served.misses > CONNECTIONS * refills || served.hits === 0)
       throw new Error(`the session cache did not answer: ${JSON.stringify(served)}`);
     const direct = await directGetSession(() => fx.authApi.getSession(sessionId), DURATION_S);
     return {
       title: `proxy web API (${CONNECTIONS} connections, ${ROUNDS}x${DURATION_S}s interleaved, autocannon in a worker thread; auth in its own process)`,
-      rows: [base, ping, session, sessionCached, nodesAuth, nodesCopy, bareNodes, rolesCopy, direct],
+      rows: [
+        base,
+        ping,
+        session,
+        sessionCached,
+        nodesAuth,
+        nodesCopy,
+        bareNodes,
+        rolesCopy,
+        sessionFull,
+        direct,
+      ],
       ratios: [
         { name: "ping / bare hello", ratio: ping.perSecond / base.perSecond, goal: 0.8 },
         {
           name: "session (Bearer, session cache) / bare hello",
           ratio: sessionCached.perSecond / base.perSecond,
+          goal: 0.5,
+        },
+        {
+          name: "session (Bearer, as svcd proxy) / bare hello",
+          ratio: sessionFull.perSecond / base.perSecond,
           goal: 0.5,
         },
         {
