@@ -13,7 +13,7 @@ import type { Clock } from "../../../core/clock.ts";
 import { isSvcError, NotFoundError } from "../../../core/errors.ts";
 import { isAppHostOf } from "../../../core/resources/app.ts";
 import type { ProxyTls } from "../config.ts";
-import { type HttpErrorCode, mapError } from "../http-errors.ts";
+import { clientErrorResponse, type HttpErrorCode, mapError } from "../http-errors.ts";
 import type { AppGrant } from "./auth-api.ts";
 import {
   APP_SESSION_COOKIE,
@@ -52,6 +52,9 @@ export interface AppServerOptions {
 
 type Answer = { status: number; headers?: Record<string, string | string[]>; body?: unknown };
 
+/** How long a refused connection may linger for its answer to leave before it is destroyed. */
+const CLIENT_ERROR_LINGER_MS = 1_000;
+
 /** Answers that carry a session or a redirect are never cached and never leak the URL onward. */
 const PRIVATE = { "cache-control": "no-store", "referrer-policy": "no-referrer" };
 
@@ -76,6 +79,10 @@ export class AppServer {
         key: o.tls.keyPem,
         minVersion: "TLSv1.2",
         handshakeTimeout: 10_000,
+        // Uploads to apps may stream for longer than Node's default 300 s for a whole request; the
+        // head must still arrive within headersTimeout (60 s), and requests the proxy answers
+        // itself close their connection instead of waiting for a body (#write).
+        requestTimeout: 0,
         ...(o.tls.sniCallback ? { SNICallback: o.tls.sniCallback } : {}),
       },
       (req, res) => {
@@ -85,7 +92,18 @@ export class AppServer {
     this.#server.on("upgrade", (req: IncomingMessage, socket: Duplex, head: Buffer) => {
       this.#upgrade(req, socket, head).catch((err: unknown) => this.#refuseUpgrade(socket, err));
     });
-    this.#server.on("clientError", (_err, socket) => socket.destroy());
+    // Node's parser refused the request (an ambiguous length such as Content-Length with
+    // Transfer-Encoding, bad framing, headers over 16 KiB): nothing was forwarded. The client gets
+    // the proxy's answer for it (as on the main host) and the connection ends, so no byte after it
+    // is read as another request.
+    this.#server.on("clientError", (err: NodeJS.ErrnoException, socket: Duplex) => {
+      if (err.code === "ECONNRESET" || socket.destroyed || !socket.writable) {
+        socket.destroy();
+        return;
+      }
+      socket.end(clientErrorResponse(err.code));
+      setTimeout(() => socket.destroy(), CLIENT_ERROR_LINGER_MS).unref();
+    });
     // Never listens itself (the router hands connections over): start its timeouts as listen would.
     this.#server.emit("listening");
     if (o.metrics) {
@@ -291,6 +309,9 @@ export class AppServer {
     res.writeHead(a.status, {
       ...(a.body === undefined ? {} : { "content-type": "application/json; charset=utf-8" }),
       "content-length": String(Buffer.byteLength(body)),
+      // A body the proxy did not read (no session, a refusal): the connection ends with the
+      // answer rather than wait for the rest, which could trickle in for as long as the client likes.
+      ...(res.req.complete ? {} : { connection: "close" }),
       ...a.headers,
     });
     res.end(body);
