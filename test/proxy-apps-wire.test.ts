@@ -2,10 +2,12 @@
 // app session (docs/apps.md): a request whose length is ambiguous (Content-Length with
 // Transfer-Encoding, two lengths, an encoding that is not chunked last) is refused and closes the
 // connection, so a second request hidden in its body never reaches the app; a chunked body reaches
-// it whole; CONNECT and absolute-form targets are not forwarded.
+// it whole; CONNECT and absolute-form targets are not forwarded; a WebSocket opened by a page of
+// another origin (another app host is the same site) is refused.
 import { connect } from "node:tls";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type AppsPlatform, startAppsPlatform, USERS } from "./proxy-apps-kit.ts";
+import WebSocket from "ws";
+import { type AppsPlatform, PUBLIC_HOST, startAppsPlatform, USERS } from "./proxy-apps-kit.ts";
 
 let kit: AppsPlatform;
 let cookie: string;
@@ -141,5 +143,36 @@ describe("request targets that are not a path on the app", () => {
       `GET http://127.0.0.1:${kit.httpbin.port}/anything HTTP/1.1\r\n${head()}Connection: close\r\n\r\n`,
     );
     expect(statusLines(text), text).toEqual([400]);
+  });
+});
+
+describe("WebSockets from another origin", () => {
+  /** The status a WebSocket to the httpbin app host gets, opened as a page of `origin` would. */
+  const open = (origin?: string): Promise<number> =>
+    new Promise((resolve) => {
+      const ws = new WebSocket(`wss://127.0.0.1:${kit.port}/websocket/echo`, {
+        ca: kit.platform.hostCaPem,
+        servername: kit.hostOf("httpbin"),
+        headers: { host: `${kit.hostOf("httpbin")}:${kit.port}`, cookie: `__Host-svc_app_session=${cookie}` },
+        ...(origin ? { origin } : {}),
+      } as WebSocket.ClientOptions);
+      ws.once("unexpected-response", (_req, res) => {
+        resolve(res.statusCode ?? 0);
+        ws.terminate();
+      });
+      ws.once("open", () => {
+        resolve(101);
+        ws.terminate();
+      });
+      ws.once("error", () => resolve(-1));
+    });
+
+  it("refuses a socket another app's page (same site, other origin) opens with the user's cookie", async () => {
+    expect(await open(kit.originOf("echo"))).toBe(403);
+    expect(await open(`https://${PUBLIC_HOST}:${kit.port}`)).toBe(403);
+    expect(await open("null")).toBe(403);
+    // the app's own pages, and clients that send no Origin, open it
+    expect(await open(kit.originOf("httpbin"))).toBe(101);
+    expect(await open()).toBe(101);
   });
 });

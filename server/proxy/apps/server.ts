@@ -191,6 +191,12 @@ export class AppServer {
       return writeRaw(socket, json(400, "bad_parameter", "the request target must be a path"));
     if (path === "/x-svc" || path.startsWith("/x-svc/"))
       return writeRaw(socket, json(404, "not_found", "no such path on the app proxy"));
+    // Browsers send the app's cookie on a WebSocket from any page of the same site, and every
+    // app host is the same site: without this, another app's page could open this app's socket
+    // as the user and read it (WebSockets have no CORS). Clients that are not browsers send no Origin.
+    const origin = req.headers.origin;
+    if (origin !== undefined && origin.toLowerCase() !== this.#origin(host))
+      return writeRaw(socket, json(403, "access_denied", "WebSocket opened from another origin"));
     const grant = await this.#session(req, host);
     if (grant === undefined) return writeRaw(socket, json(401, "not_authenticated", "no app session"));
     this.#requests?.inc({ app: grant.appName, code: "101" });
