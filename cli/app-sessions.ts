@@ -8,12 +8,12 @@ import { request } from "node:https";
 import { join } from "node:path";
 import { writeFileAtomic } from "../core/atomic-file.ts";
 import { SvcError, UnavailableError } from "../core/errors.ts";
+// The app host's cookies (docs/apps.md): the names the proxy sets, from its own module.
+import { APP_SESSION_COOKIE, APP_STATE_COOKIE } from "../server/proxy/apps/cookies.ts";
 import { svcHome } from "./profile.ts";
 import { errorOfResponse, type ProxyTarget, splitProxyAddress } from "./proxy-client.ts";
 
-/** The app host's cookies (docs/apps.md); `__Host-` keeps them on the exact host. */
-export const APP_SESSION_COOKIE = "__Host-svc_app_session";
-export const APP_STATE_COOKIE = "__Host-svc_app_state";
+export { APP_SESSION_COOKIE, APP_STATE_COOKIE };
 
 export interface StoredAppSession {
   app: string;

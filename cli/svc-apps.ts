@@ -2,10 +2,10 @@
 // login does what the console's launch page and a browser do: POST /v1/webapi/apps/sessions with
 // the profile's session for a one-time code, then the app host's login path with a state of its
 // own, keeping the app session cookie in $SVC_HOME/apps/<name>.json for scripts (config).
-import { randomBytes } from "node:crypto";
 import { type Command, Option } from "commander";
 import { BadParameterError, NotAuthenticatedError, NotFoundError } from "../core/errors.ts";
 import { DNS_LABEL_MAX, DNS_LABEL_PATTERN } from "../core/resources/meta.ts";
+import { newState } from "../server/proxy/apps/cookies.ts";
 import {
   APP_SESSION_COOKIE,
   caFileOf,
@@ -98,7 +98,7 @@ export async function appsLogin(app: string, o: { format: ListFormat }): Promise
   const target = targetOf(p);
   const started = await startSession(p, app);
   // The state the app host's login path compares with its state cookie: ours, both sides.
-  const state = randomBytes(32).toString("base64url");
+  const state = newState();
   const got = await exchangeAtAppHost(target, started.login_url, started.code, state);
   // The cookie's Max-Age is the app session's life; the web session's end bounds it (and stands
   // in for it when the cookie carries none).

@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pino } from "pino";
 import { parse as parseYaml, stringify as stringifyYaml } from "yaml";
+import { cookieFrom } from "../cli/app-sessions.ts";
 import { openBackend } from "../core/backend/index.ts";
 import { systemClock } from "../core/clock.ts";
 import { API_VERSION } from "../core/resources/index.ts";
@@ -107,8 +108,7 @@ export const setCookies = (r: Res): string[] => {
 
 /** The value a Set-Cookie line of the answer gives `name` (undefined when none sets it). */
 export function cookieSet(r: Res, name: string): string | undefined {
-  const line = setCookies(r).find((l) => l.startsWith(`${name}=`));
-  return line?.slice(name.length + 1).split(";")[0];
+  return cookieFrom(setCookies(r), name)?.value;
 }
 
 export interface SendOptions {
