@@ -5,7 +5,7 @@
 // cannot decide exactly as auth would (an SSO user, a disabled or role-locked user, roles that
 // differ from the session's, a lock, an unknown lock state) goes to auth as before, and so does
 // every request while the stream is down, not yet synced, or silent past three keepalives.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Logger } from "pino";
 import { Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
@@ -114,7 +114,7 @@ const sameRoles = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((r, i) => r === b[i]);
 
 /** The session id is a bearer secret: only its digest is kept. */
-const sessionKey = (sessionId: string): string => createHash("sha256").update(sessionId).digest("base64url");
+const sessionKey = (sessionId: string): string => hash("sha256", sessionId, "base64url");
 
 const INVENTORY = Symbol("svc.inventory");
 

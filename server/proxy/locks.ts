@@ -2,7 +2,7 @@
 // user's web session is refused from the last trust snapshot, without a round trip to auth when
 // the proxy has seen that session before, and their open browser terminals and `svc ssh` node
 // streams are closed with the lock's message as soon as the snapshot naming the lock arrives.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
@@ -32,7 +32,8 @@ const subjectOf = (info: Pick<SessionInfo, "username" | "roles">): LockSubject =
 });
 
 /** The session id is a bearer secret: the proxy keeps only a digest of it. */
-const sessionKey = (sessionId: string): string => createHash("sha256").update(sessionId).digest("base64url");
+// One-shot hash: no Hash object per call (this runs on every authenticated request).
+const sessionKey = (sessionId: string): string => hash("sha256", sessionId, "base64url");
 
 export interface ProxyLocksOptions {
   watcher: TrustWatcher;

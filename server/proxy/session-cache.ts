@@ -7,7 +7,7 @@
 // since it last connected, and not gone silent): otherwise every
 // use is checked with auth by RPC, and auth being unreachable is a 503, never a cached answer.
 // A logout through this proxy marks its entry revoked before auth is even asked.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { ServiceError } from "@grpc/grpc-js";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
@@ -71,8 +71,8 @@ interface Entry {
 
 export type StreamState = "connecting" | "live" | "down" | "stopped";
 
-export const sessionHash = (sessionId: string): string =>
-  createHash("sha256").update(sessionId).digest("hex");
+// One-shot hash: no Hash object per call (this runs on every authenticated request).
+export const sessionHash = (sessionId: string): string => hash("sha256", sessionId, "hex");
 
 export class SessionCache {
   readonly #o: SessionCacheOptions;

@@ -5,7 +5,7 @@
 // @fastify/rate-limit only counts fixed windows, which let twice the budget through at a window
 // edge; a bucket is a few lines. Buckets live in this replica's memory, keyed by a hash of the
 // credential (the secret itself is not kept), at most `maxSessions` of them.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import fp from "fastify-plugin";
 import { LimitExceededError } from "../../../core/errors.ts";
@@ -86,7 +86,7 @@ export const sessionRateLimitPlugin = fp(
         return;
       }
       if (sessionId === undefined) return;
-      const key = createHash("sha256").update(sessionId).digest("base64url");
+      const key = hash("sha256", sessionId, "base64url");
       const wait = buckets.take(key);
       if (wait === 0) return;
       reply.header("retry-after", String(wait));
