@@ -30,6 +30,9 @@ const ENVS = ["prod", "staging", "dev", "dev", "staging", "dev", "dev", "dev", "
 
 let fileBackend: SqliteBackend | undefined;
 const env = await startAgentAuthEnv({
+  ...(process.env["FLEET_INTERVAL"]
+    ? { heartbeatIntervalSeconds: Number(process.env["FLEET_INTERVAL"]) }
+    : {}),
   // The fixture's backend is in memory; the fleet's lives in a file, as an embedded auth's does.
   wrapBackend: (memory) => {
     void memory.close();
