@@ -23,6 +23,8 @@ export const PASSWORD = "proxy-apps-password-1";
  * their own manifest file (REVOCABLE_FILE) for tests that take their roles away or delete them.
  */
 export const USERS = { dev: "ana", none: "vera", roleLoss: "rita", deleted: "dora" } as const;
+/** The first admin of `svcd start` (preset role admin), with PASSWORD too. */
+export const ADMIN = "admin";
 /** The manifests file holding rita and dora, rewritten by revocation tests. */
 export const REVOCABLE_FILE = "revocable-users.yaml";
 
@@ -196,7 +198,8 @@ export async function startAppsPlatform(): Promise<AppsPlatform> {
     );
     const backend = await openBackend({ type: "sqlite", path: sqlite }, { clock: systemClock });
     try {
-      for (const user of Object.values(USERS)) await setPassword(backend, user, PASSWORD);
+      // the first admin too (its reset token unused): tests that rotate CAs sign in as it
+      for (const user of [...Object.values(USERS), ADMIN]) await setPassword(backend, user, PASSWORD);
     } finally {
       await backend.close();
     }

@@ -5,14 +5,20 @@
 // proxy's JWKS), the forwarding headers and its own cookies, never ours or a forged assertion;
 // bodies stream, WebSockets echo, redirects and cookies stay on the app's public host.
 import { X509Certificate } from "node:crypto";
+import { readFile } from "node:fs/promises";
 import { request } from "node:https";
+import { join } from "node:path";
 import { connect as tlsConnect } from "node:tls";
 import { createLocalJWKSet, type JSONWebKeySet, jwtVerify } from "jose";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
+import { callUnary, createAuthClient, userMetadata } from "../server/auth/client.ts";
+import { until } from "./harness/svcd.ts";
 import {
+  ADMIN,
   type AppsPlatform,
   cookieSet,
+  PASSWORD,
   PUBLIC_HOST,
   setCookies,
   startAppsPlatform,
@@ -306,18 +312,18 @@ describe("metrics", () => {
 });
 
 describe("the app hosts' certificate", () => {
-  /** The certificate an app host presents to a new connection, verified against the host CA. */
-  const served = (servername: string): Promise<X509Certificate> =>
+  /** The certificate an app host presents to a new connection, verified against `ca` (the host CA). */
+  const served = (
+    servername: string,
+    ca: string | string[] = kit.platform.hostCaPem,
+  ): Promise<X509Certificate> =>
     new Promise((resolve, reject) => {
-      const c = tlsConnect(
-        { host: "127.0.0.1", port: kit.port, servername, ca: kit.platform.hostCaPem },
-        () => {
-          const cert = c.getPeerX509Certificate();
-          c.destroy();
-          if (cert) resolve(cert);
-          else reject(new Error("no certificate"));
-        },
-      );
+      const c = tlsConnect({ host: "127.0.0.1", port: kit.port, servername, ca }, () => {
+        const cert = c.getPeerX509Certificate();
+        c.destroy();
+        if (cert) resolve(cert);
+        else reject(new Error("no certificate"));
+      });
       c.once("error", reject);
     });
 
@@ -336,5 +342,54 @@ describe("the app hosts' certificate", () => {
     expect((await served(`nosuchapp.${PUBLIC_HOST}`)).serialNumber).toBe(
       new X509Certificate(kit.platform.proxyIdentity.serverTls().certPem).serialNumber,
     );
+  });
+
+  // Last in this file: the platform's host CA is mid-rotation afterwards.
+  it("is re-issued by the new host CA once a rotation switches the signing key", async () => {
+    const host = kit.hostOf("httpbin");
+    const before = await served(host);
+    const client = createAuthClient({
+      address: kit.platform.authAddress,
+      caPems: [kit.platform.hostCaPem],
+      serverName: "localhost",
+    });
+    try {
+      const r = await callUnary(client, "AuthenticateLocal", {
+        username: ADMIN,
+        password: PASSWORD,
+        client_address: "",
+      });
+      const admin = userMetadata(r.session?.session_id ?? "");
+      for (const phase of ["init", "update_clients"]) {
+        await callUnary(
+          client,
+          "RotateCertAuthority",
+          { type: "host_x509", phase, mode: "manual", grace_period_seconds: 0, force: false },
+          admin,
+        );
+      }
+    } finally {
+      client.close();
+    }
+    // host-ca.pem holds every trusted host CA: the old one and the new one, which signs now
+    let trusted: string[] = [];
+    await until("host-ca.pem rewritten with both host CAs", async () => {
+      trusted = (await readFile(join(kit.platform.data.root, "host-ca.pem"), "utf8"))
+        .split(/(?<=-----END CERTIFICATE-----\n?)/)
+        .filter((p) => p.includes("BEGIN CERTIFICATE"));
+      return trusted.length === 2;
+    });
+    const fresh = trusted.map((p) => new X509Certificate(p)).find((ca) => !before.checkIssued(ca));
+    if (!fresh) throw new Error("no new host CA in host-ca.pem");
+    let after = before;
+    await until(
+      "the app host's certificate re-issued by the new key",
+      async () => {
+        after = await served(host, trusted);
+        return after.checkIssued(fresh);
+      },
+      20_000,
+    );
+    expect(after.subjectAltName).toBe(`DNS:${host}`);
   });
 });
