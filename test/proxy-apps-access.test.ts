@@ -58,6 +58,33 @@ async function codeFor(web: string, app: string): Promise<{ code: string; state:
   return { code: (started.json as { code: string }).code, state: cookieSet(first, STATE) ?? "" };
 }
 
+/** An open WebSocket to the httpbin app under `cookie`, and when it closes. */
+async function openSocket(cookie: string): Promise<{ ws: WebSocket; closed: Promise<void> }> {
+  const ws = new WebSocket(`wss://127.0.0.1:${kit.port}/websocket/echo`, {
+    ca: kit.platform.hostCaPem,
+    servername: kit.hostOf("httpbin"),
+    headers: { host: `${kit.hostOf("httpbin")}:${kit.port}`, cookie: `${SESSION}=${cookie}` },
+  } as WebSocket.ClientOptions);
+  await new Promise<void>((resolve, reject) => {
+    ws.once("open", () => resolve());
+    ws.once("error", reject);
+  });
+  ws.on("error", () => {});
+  const closed = new Promise<void>((resolve) => ws.once("close", () => resolve()));
+  return { ws, closed };
+}
+
+/** Resolves when `p` does within `ms` (go-httpbin keeps its sockets open far longer), else fails. */
+async function within(p: Promise<void>, ms: number, what: string): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    p,
+    new Promise((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`${what}: still open after ${ms} ms`)), ms);
+    }),
+  ]).finally(() => clearTimeout(timer));
+}
+
 const loginPath = (app: string, q: Record<string, string>, stateCookie?: string) =>
   kit.send({
     host: kit.hostOf(app),
@@ -194,6 +221,7 @@ describe("ending app sessions", () => {
     const web = await kit.login(USERS.dev);
     const cookie = await kit.appSession(web, "httpbin");
     expect((await get("httpbin", "/get", cookie)).status).toBe(200);
+    const socket = await openSocket(cookie);
     const out = await kit.send({
       host: PUBLIC_HOST,
       method: "POST",
@@ -204,6 +232,8 @@ describe("ending app sessions", () => {
     // at once, not after the cache's refresh: the proxy knows its web session was revoked
     const after = await get("httpbin", "/get", cookie);
     expect(after.status).toBe(302);
+    // and the WebSocket it had open is closed
+    await within(socket.closed, 5_000, "the app WebSocket after the web logout");
   });
 });
 
@@ -219,11 +249,13 @@ describe("user-wide changes end app sessions at the next request", () => {
   const refusedSoon = (what: string, cookie: string) =>
     until(what, async () => (await get("httpbin", "/get", cookie)).status === 302, 8_000);
 
-  it("a role taken away from the user, and the user deleted", async () => {
+  it("a role taken away from the user, and the user deleted (their open WebSockets closed too)", async () => {
     const rita = await kit.appSession(await kit.login(USERS.roleLoss), "httpbin");
     const dora = await kit.appSession(await kit.login(USERS.deleted), "httpbin");
     expect((await get("httpbin", "/get", rita)).status).toBe(200);
     expect((await get("httpbin", "/get", dora)).status).toBe(200);
+    const ritaSocket = await openSocket(rita);
+    const doraSocket = await openSocket(dora);
 
     await rewriteUsers([
       [USERS.roleLoss, ["nodes-only"]],
@@ -231,9 +263,12 @@ describe("user-wide changes end app sessions at the next request", () => {
     ]);
     await refusedSoon("rita's app session refused after dev-apps was taken away", rita);
     expect((await get("httpbin", "/get", dora)).status).toBe(200);
+    await within(ritaSocket.closed, 8_000, "rita's WebSocket after dev-apps was taken away");
+    expect(doraSocket.ws.readyState).toBe(WebSocket.OPEN);
 
     await rewriteUsers([[USERS.roleLoss, ["nodes-only"]]]);
     await refusedSoon("dora's app session refused after the user was deleted", dora);
+    await within(doraSocket.closed, 8_000, "dora's WebSocket after the user was deleted");
   });
 });
 

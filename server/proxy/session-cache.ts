@@ -19,6 +19,7 @@ import type { AuthApi, SessionInfo } from "./auth-client.ts";
 
 /** What a session-stream event says may have changed for sessions of users (onChange). */
 export type SessionChange =
+  | { kind: "revoked"; hash: string }
   | { kind: "user"; username: string }
   | { kind: "role"; role: string }
   | { kind: "all" };
@@ -267,6 +268,7 @@ export class SessionCache {
     this.#gen++;
     const entry = this.#entries.get(hash);
     if (entry) entry.revoked = true;
+    this.#changed({ kind: "revoked", hash });
     this.#revokedHashes.delete(hash);
     this.#revokedHashes.add(hash);
     if (this.#revokedHashes.size > this.#max) {
@@ -284,8 +286,9 @@ export class SessionCache {
   }
 
   /**
-   * Runs `fn` for every change the stream reports that may end other sessions of a user (the
-   * app-session cache re-checks the same users at once). Returns the unsubscribe.
+   * Runs `fn` for every revocation (here or reported) and every change the stream reports that
+   * may end other sessions of a user (the app hosts re-check the same users and close their open
+   * WebSockets). Returns the unsubscribe.
    */
   onChange(fn: (c: SessionChange) => void): () => void {
     this.#changeListeners.add(fn);
@@ -293,7 +296,13 @@ export class SessionCache {
   }
 
   #changed(c: SessionChange): void {
-    for (const fn of this.#changeListeners) fn(c);
+    for (const fn of this.#changeListeners) {
+      try {
+        fn(c);
+      } catch (err) {
+        this.#o.logger.warn({ err }, "a follower of session changes failed");
+      }
+    }
   }
 
   #markStale(pred: (e: Entry) => boolean): void {

@@ -8,7 +8,7 @@ import type { AuthConnection } from "../../auth/client.ts";
 import type { ProxyTls } from "../config.ts";
 import type { ProxyLocks } from "../locks.ts";
 import type { SessionCache } from "../session-cache.ts";
-import { type AppAuthApi, GrpcAppAuthApi } from "./auth-api.ts";
+import { type AppAuthApi, type AppGrant, GrpcAppAuthApi } from "./auth-api.ts";
 import { AppGrants } from "./grants.ts";
 import type { AppHostCerts } from "./host-certs.ts";
 import { AppServer } from "./server.ts";
@@ -55,11 +55,21 @@ export function startAppAccess(o: {
     logger: o.logger,
     metrics: o.metrics,
   });
-  // A user or role change the session stream reports is re-decided at the user's next request.
+  // A user or role change the session stream reports is re-decided at the user's next request,
+  // and at once for their open WebSockets; a revoked web session closes those it opened.
   const offChanges = o.sessions.onChange((c) => {
-    if (c.kind === "user") grants.recheck((g) => g.username === c.username);
-    else if (c.kind === "role") grants.recheck((g) => g.roles.includes(c.role));
-    else grants.recheck(() => true);
+    if (c.kind === "revoked") {
+      server.closeOpen((g) => g.webSessionHash === c.hash);
+      return;
+    }
+    const which =
+      c.kind === "user"
+        ? (g: AppGrant) => g.username === c.username
+        : c.kind === "role"
+          ? (g: AppGrant) => g.roles.includes(c.role)
+          : () => true;
+    grants.recheck(which);
+    server.recheckOpen(which);
   });
   return {
     handle: (socket) => server.handle(socket),

@@ -10,7 +10,7 @@ import type { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../../core/clock.ts";
-import { isSvcError, NotFoundError } from "../../../core/errors.ts";
+import { isSvcError, NotFoundError, UnavailableError } from "../../../core/errors.ts";
 import { isAppHostOf } from "../../../core/resources/app.ts";
 import type { ProxyTls } from "../config.ts";
 import { clientErrorResponse, type HttpErrorCode, mapError } from "../http-errors.ts";
@@ -66,6 +66,8 @@ export class AppServer {
   readonly #port: string;
   readonly #mainOrigin: string;
   readonly #requests: Counter<"app" | "code"> | undefined;
+  /** Open WebSockets and the session each was opened under (the id stays in memory only). */
+  readonly #open = new Map<Duplex, { grant: AppGrant; sessionId: string; host: string }>();
 
   constructor(o: AppServerOptions) {
     this.#o = o;
@@ -133,6 +135,30 @@ export class AppServer {
   /** New connections get this certificate (a renewal); open ones keep theirs. */
   setTls(certPem: string, keyPem: string): void {
     this.#server.setSecureContext({ cert: certPem, key: keyPem, minVersion: "TLSv1.2" });
+  }
+
+  /** Closes the open WebSockets whose grant `which` selects (their web session was revoked). */
+  closeOpen(which: (g: AppGrant) => boolean): void {
+    for (const [socket, o] of this.#open) if (which(o.grant)) socket.destroy();
+  }
+
+  /**
+   * Asks again for the session of every open WebSocket `which` selects (after the grants were
+   * marked for a re-check) and closes those whose session is gone or refused.
+   */
+  recheckOpen(which: (g: AppGrant) => boolean): void {
+    for (const [socket, o] of this.#open) {
+      if (!which(o.grant)) continue;
+      this.#o.grants.lookup(o.sessionId, o.host).then(
+        (g) => {
+          if (g === undefined) socket.destroy();
+        },
+        (err: unknown) => {
+          // Refused (a lock, access denied); an outage keeps it, as requests are kept.
+          if (!(err instanceof UnavailableError)) socket.destroy();
+        },
+      );
+    }
   }
 
   close(): void {
@@ -203,6 +229,13 @@ export class AppServer {
     // A lock ends open WebSockets too, as it does terminals (docs/locks.md).
     const release = this.#o.trackOpen?.(grant, () => socket.destroy());
     if (release) socket.once("close", release);
+    // So do the ends of its session: a web logout, a user or role change (closeOpen, recheckOpen).
+    this.#open.set(socket, {
+      grant,
+      sessionId: cookieValue(req.headers.cookie, APP_SESSION_COOKIE) ?? "",
+      host,
+    });
+    socket.once("close", () => this.#open.delete(socket));
     this.#forwarder.ws(req, socket, head, this.#context(grant, host), () => {
       writeRaw(socket, json(502, "bad_gateway", `app ${grant.appName} did not answer`));
     });
