@@ -10,10 +10,11 @@ import type { TLSSocket } from "node:tls";
 import type { Logger } from "pino";
 import { Counter, Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../../core/clock.ts";
-import { isSvcError, NotFoundError, UnavailableError } from "../../../core/errors.ts";
+import { NotFoundError, UnavailableError } from "../../../core/errors.ts";
 import { isAppHostOf } from "../../../core/resources/app.ts";
 import type { ProxyTls } from "../config.ts";
-import { clientErrorResponse, type HttpErrorCode, mapError } from "../http-errors.ts";
+import { clientErrorResponse } from "../http-errors.ts";
+import { type Answer, answerOf, hostWithoutPort, json, normalizeTarget, writeRaw } from "./answers.ts";
 import type { AppGrant } from "./auth-api.ts";
 import {
   APP_SESSION_COOKIE,
@@ -49,8 +50,6 @@ export interface AppServerOptions {
   logger: Logger;
   metrics?: Registry | undefined;
 }
-
-type Answer = { status: number; headers?: Record<string, string | string[]>; body?: unknown };
 
 /** How long a refused connection may linger for its answer to leave before it is destroyed. */
 const CLIENT_ERROR_LINGER_MS = 1_000;
@@ -367,66 +366,4 @@ export class AppServer {
   #refuseUpgrade(socket: Duplex, err: unknown): void {
     writeRaw(socket, answerOf(err));
   }
-}
-
-function answerOf(err: unknown): Answer {
-  if (isSvcError(err)) {
-    const m = mapError(err);
-    return { status: m.status, body: m.body };
-  }
-  return json(500, "internal", "internal error");
-}
-
-/** The proxy's one error body; "bad_gateway" is the app forwarder's own code (upstream down). */
-function json(status: number, code: HttpErrorCode | "bad_gateway", message: string): Answer {
-  return { status, body: { error: { code, message } } };
-}
-
-/**
- * Rewrites req.url to its normalized path and query (dot segments resolved, as the forwarder would
- * send it) and returns the path: what is checked against /x-svc/ is what the app would get.
- * Undefined for a target that is not a path (absolute-form, "*").
- */
-function normalizeTarget(req: IncomingMessage): string | undefined {
-  const raw = req.url ?? "";
-  if (!raw.startsWith("/")) return undefined;
-  let url: URL;
-  try {
-    url = new URL(raw.startsWith("//") ? `https://app.invalid${raw}` : raw, "https://app.invalid");
-  } catch {
-    return undefined;
-  }
-  req.url = `${url.pathname}${url.search}`;
-  return url.pathname;
-}
-
-function hostWithoutPort(host: string): string {
-  const h = host.trim().toLowerCase();
-  if (h.startsWith("[")) return h.slice(0, h.indexOf("]") + 1);
-  const colon = h.lastIndexOf(":");
-  return colon < 0 ? h : h.slice(0, colon);
-}
-
-const REASONS: Record<number, string> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  403: "Forbidden",
-  404: "Not Found",
-  421: "Misdirected Request",
-  500: "Internal Server Error",
-  502: "Bad Gateway",
-  503: "Service Unavailable",
-};
-
-/** An answer on a socket that asked for an upgrade (no ServerResponse exists), then closed. */
-function writeRaw(socket: Duplex, a: Answer): void {
-  if (!socket.writable) {
-    socket.destroy();
-    return;
-  }
-  const body = a.body === undefined ? "" : JSON.stringify(a.body);
-  socket.end(
-    `HTTP/1.1 ${a.status} ${REASONS[a.status] ?? "Error"}\r\nContent-Type: application/json; charset=utf-8\r\n` +
-      `Connection: close\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
-  );
 }
