@@ -128,6 +128,23 @@ describe("bodies the proxy does not read", () => {
   });
 });
 
+describe("the proxy's /x-svc/ paths", () => {
+  it("are the exact lower-case prefix: an encoded slash, another case or a doubled slash is the app's path", async () => {
+    for (const path of ["/X-SVC/logout", "/x-svc%2Flogout", "//x-svc/logout"]) {
+      const text = await exchange(
+        `POST ${path} HTTP/1.1\r\n${head()}Content-Length: 0\r\nConnection: close\r\n\r\n`,
+      );
+      // go-httpbin's own answer (its plain-text 404 or its path cleaning), never the proxy's logout
+      expect(text, path).not.toMatch(/set-cookie: __Host-svc_app_session=;/i);
+      expect(text, path).not.toContain("no such path on the app proxy");
+      expect(text, path).not.toMatch(/^HTTP\/1\.1 303/m);
+    }
+    // the session is still there
+    const still = await exchange(`GET /get HTTP/1.1\r\n${head()}Connection: close\r\n\r\n`);
+    expect(statusLines(still)).toEqual([200]);
+  });
+});
+
 describe("request targets that are not a path on the app", () => {
   it("CONNECT is not tunnelled anywhere", async () => {
     const text = await exchange(`CONNECT 127.0.0.1:${kit.httpbin.port} HTTP/1.1\r\n${head()}\r\n`);
