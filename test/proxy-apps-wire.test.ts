@@ -126,6 +126,14 @@ describe("bodies the proxy does not read", () => {
     expect(got.toLowerCase()).toContain("connection: close");
     expect(closed).toBe(true);
   });
+
+  it("a bodiless request refused without a session keeps its connection (a page's many redirects)", async () => {
+    const host = kit.hostOf("httpbin");
+    const text = await exchange(
+      `GET /a HTTP/1.1\r\nHost: ${host}:${kit.port}\r\n\r\nGET /b HTTP/1.1\r\nHost: ${host}:${kit.port}\r\nConnection: close\r\n\r\n`,
+    );
+    expect(statusLines(text), text).toEqual([302, 302]);
+  });
 });
 
 describe("the proxy's /x-svc/ paths", () => {
