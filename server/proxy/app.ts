@@ -19,6 +19,7 @@ import { depsPlugin } from "./plugins/deps.ts";
 import { errorHandlerPlugin } from "./plugins/error-handler.ts";
 import { loginRateLimitPlugin } from "./plugins/login-rate-limit.ts";
 import { openApiPlugin, openApiRoute } from "./plugins/openapi.ts";
+import { LazyRequestLogger } from "./plugins/request-logger.ts";
 import { computeSecurityHeaders, securityHeadersPlugin } from "./plugins/security-headers.ts";
 import { sessionPlugin } from "./plugins/session.ts";
 import { sessionRateLimitPlugin } from "./plugins/session-rate-limit.ts";
@@ -78,6 +79,9 @@ export async function buildProxyApp(deps: ProxyDeps, extras: ProxyAppExtras = {}
     bodyLimit: deps.config.bodyLimit,
     // No per-request logs: request lines carry session ids in headers and MFA tokens in bodies.
     logController: new LogController({ disableRequestLogging: true }),
+    // request.log is built when a request first logs (most never do): plugins/request-logger.ts
+    childLoggerFactory: (logger, bindings, childOptions) =>
+      new LazyRequestLogger(logger, bindings, childOptions),
     trustProxy: deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false,
     // Requests arriving while closing get 503 from the error-handler plugin, in our error body.
     return503OnClosing: false,
