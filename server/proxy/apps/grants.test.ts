@@ -110,6 +110,28 @@ describe("AppGrants", () => {
     expect(grants.size).toBe(0);
   });
 
+  it("answers a session auth said is gone from memory for the refresh period (a stale cookie costs one call)", async () => {
+    const clock = new ManualClock(new Date("2030-01-01T00:00:00Z"));
+    const auth = fakeAuth(clock);
+    const grants = new AppGrants({ api: auth.api, clock });
+    auth.answers(async () => {
+      throw new NotFoundError("no such app session");
+    });
+    const stale = "t".repeat(43);
+    for (let i = 0; i < 5; i++) expect(await grants.lookup(stale, HOST)).toBeUndefined();
+    expect(auth.calls.get).toBe(1);
+    // then asked again: a session refused for lost access comes back with the access
+    clock.advance(REFRESH_MS);
+    auth.answers(async () => grant(clock.now().getTime()));
+    expect(await grants.lookup(stale, HOST)).toMatchObject({ username: "alice" });
+    expect(auth.calls.get).toBe(2);
+    // and one ended here (logout) is not asked for either
+    await grants.exchange(CODE, HOST);
+    await grants.end(ID);
+    expect(await grants.lookup(ID, HOST)).toBeUndefined();
+    expect(auth.calls.get).toBe(2);
+  });
+
   it("asks auth once for a session many requests wait on (single flight)", async () => {
     const clock = new ManualClock(new Date("2030-01-01T00:00:00Z"));
     const auth = fakeAuth(clock);
@@ -147,7 +169,8 @@ describe("AppGrants", () => {
     auth.answers(async () => {
       throw new AccessDeniedError("locked: investigating");
     });
-    await expect(grants.lookup(ID, HOST)).rejects.toBeInstanceOf(AccessDeniedError);
+    // (another session: the ended one is not asked about again)
+    await expect(grants.lookup("u".repeat(43), HOST)).rejects.toBeInstanceOf(AccessDeniedError);
   });
 
   it("serves the cached grant through an auth outage until its assertion expires, then 503", async () => {

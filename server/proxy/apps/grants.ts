@@ -36,6 +36,14 @@ export class AppGrants {
   readonly #inflight = new Map<string, Promise<AppGrant | undefined>>();
   /** Bumped by every forget: an answer that began before it is used once, not stored. */
   #gen = 0;
+  /**
+   * Keys auth said are gone (ended, expired, unknown, or access lost), until when (clock ms): a
+   * browser still sending the cookie (a page's every request until it logs in again) is answered
+   * from here for REFRESH_MS instead of with one GetAppSession each. Not for ever: a session
+   * refused because access was lost comes back when access does (within the same 30 s as other
+   * changes). Oldest forgotten first.
+   */
+  readonly #gone = new Map<string, number>();
 
   constructor(o: { api: AppAuthApi; clock: Clock; maxGrants?: number; refreshMs?: number }) {
     this.#api = o.api;
@@ -68,6 +76,11 @@ export class AppGrants {
     if (!TOKEN.test(sessionId)) return undefined;
     const key = grantKey(sessionId);
     const now = this.#now();
+    const goneUntil = this.#gone.get(key);
+    if (goneUntil !== undefined) {
+      if (now < goneUntil) return undefined;
+      this.#gone.delete(key);
+    }
     const entry = this.#entries.get(key);
     if (entry) {
       // A cookie replayed on another app host: auth would refuse it too (NOT_FOUND).
@@ -108,6 +121,7 @@ export class AppGrants {
         (err: unknown) => {
           if (gone(err)) {
             this.#entries.delete(key);
+            this.#markGone(key);
             return undefined;
           }
           const current = this.#entries.get(key);
@@ -142,6 +156,7 @@ export class AppGrants {
   async end(sessionId: string): Promise<void> {
     if (!TOKEN.test(sessionId)) return;
     this.forget(sessionId);
+    this.#markGone(grantKey(sessionId));
     try {
       await this.#api.deleteAppSession(sessionId);
     } catch (err) {
@@ -151,6 +166,16 @@ export class AppGrants {
 
   clear(): void {
     this.#entries.clear();
+    this.#gone.clear();
+  }
+
+  #markGone(key: string): void {
+    this.#gone.delete(key);
+    this.#gone.set(key, this.#now() + this.#refreshMs);
+    if (this.#gone.size > this.#max) {
+      const oldest = this.#gone.keys().next().value;
+      if (oldest !== undefined) this.#gone.delete(oldest);
+    }
   }
 
   #store(key: string, grant: AppGrant, at: number): void {
