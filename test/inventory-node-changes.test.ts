@@ -3,16 +3,21 @@
 // replica's NodeStore (a second backend on the same SQLite file, as a second auth process would
 // hold it) reaches a proxy's WatchInventory stream at once, with no full scan in between; a node
 // that stops beating turns offline on the feed's timer; a burst of announcements is read, not
-// scanned. Real auth over gRPC/TLS, a real stream client with the proxy's certificate.
+// scanned. Real auth over gRPC/TLS, a real stream client with the proxy's certificate. On
+// PostgreSQL, two backends on one schema (two replicas): a write on one reaches the other's feed.
 import type { ClientReadableStream } from "@grpc/grpc-js";
+import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { PostgresBackend } from "../core/backend/postgres.ts";
 import { openSqliteBackend, type SqliteBackend } from "../core/backend/sqlite.ts";
 import { type Clock, systemClock } from "../core/clock.ts";
-import type { InventoryEvent__Output } from "../proto/generated/svc/v1/InventoryEvent.ts";
+import type { InventoryEvent, InventoryEvent__Output } from "../proto/generated/svc/v1/InventoryEvent.ts";
 import { type AuthServiceClient, agentMetadata, createAuthClient } from "../server/auth/client.ts";
+import { InventoryNodes } from "../server/auth/inventory-nodes.ts";
 import { NODE_CHANGES_CHANNEL, nodeChangePayloads, parseNodeChanges } from "../server/auth/node-changes.ts";
 import { HEARTBEAT_INTERVAL_SECONDS, NodeStore } from "../server/auth/nodes.ts";
 import { proxyCallerId } from "../server/proxy/tunnel/registration.ts";
+import { dropSchema, testPostgresUrl, uniqueSchemaName } from "./harness/postgres.ts";
 import { type AuthSide, startAuthSide } from "./proxy-fixture.ts";
 
 let side: AuthSide;
@@ -164,4 +169,53 @@ describe("node change payloads", () => {
     expect(parseNodeChanges('{"a":1}')).toEqual([]);
     expect(parseNodeChanges('["ok", 3, null, ""]')).toEqual(["ok"]);
   });
+});
+
+describe("on PostgreSQL: a write on one replica reaches the other's feed by NOTIFY", () => {
+  it("joins, changes and removals arrive without a scan", async () => {
+    const url = testPostgresUrl();
+    const schema = uniqueSchemaName("invnotify");
+    const open = () =>
+      PostgresBackend.open({
+        connectionString: url,
+        clock: systemClock,
+        schema,
+        poolSize: 2,
+        sweepIntervalMs: 0,
+      });
+    const a = await open();
+    const b = await open();
+    const got: InventoryEvent[] = [];
+    const feed = new InventoryNodes({
+      nodes: new NodeStore({ backend: a, clock: systemClock }),
+      changes: a,
+      clock: systemClock,
+      logger: pino({ level: "silent" }),
+      broadcast: (e) => got.push(e),
+    });
+    try {
+      feed.start();
+      await feed.ready();
+      await until("the LISTEN connection", () => feed.notified, 10_000);
+      const scans = feed.scans;
+      const writer = new NodeStore({ backend: b, clock: systemClock });
+      await writer.heartbeat("pg-1", beat("pg-1", { env: "prod" }));
+      const has = (pred: (e: InventoryEvent) => boolean) => got.some(pred);
+      await until("the join", () => has((e) => (e.nodes ?? []).some((n) => n.id === "pg-1")), 5_000);
+      await writer.heartbeat("pg-1", beat("pg-1", { env: "staging" }));
+      await until(
+        "the label change",
+        () => has((e) => (e.nodes ?? []).some((n) => n.id === "pg-1" && n.labels?.["env"] === "staging")),
+        5_000,
+      );
+      await writer.remove("pg-1");
+      await until("the removal", () => has((e) => (e.removed_node_ids ?? []).includes("pg-1")), 5_000);
+      expect(feed.scans).toBe(scans);
+    } finally {
+      feed.stop();
+      await a.close();
+      await b.close();
+      await dropSchema(url, schema);
+    }
+  }, 30_000);
 });
