@@ -45,6 +45,13 @@ const AuditQuery = Type.Object({
 
 const nonEmpty = (v: string | undefined): string | undefined => (v === "" ? undefined : v);
 
+/**
+ * The inventory copy hands out the same role list while no role changed, so the body (made by
+ * the route's own response serializer, byte for byte what fastify would send) is kept with it,
+ * as the nodes route keeps its pages' bodies. A list from auth is a new array each time.
+ */
+const roleBodies = new WeakMap<RoleInfo[], string>();
+
 /** A query's [start_time, end_time) window; empty = unbounded; start after end is refused. */
 function windowOf(q: { start_time?: string; end_time?: string }): { start?: Date; end?: Date } {
   const startText = nonEmpty(q.start_time);
@@ -180,7 +187,17 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
       },
       preHandler: app.requireSession,
     },
-    async (request) => ({ items: (await app.authApi.listRoles(sessionOf(request).sessionId)).map(roleView) }),
+    async (request, reply) => {
+      const roles = await app.authApi.listRoles(sessionOf(request).sessionId);
+      let body = roleBodies.get(roles);
+      if (body === undefined) {
+        const out = reply.serialize({ items: roles.map(roleView) });
+        body = typeof out === "string" ? out : Buffer.from(out as Uint8Array).toString("utf8");
+        roleBodies.set(roles, body);
+      }
+      // A string with a JSON type is sent as it is (the serializer already ran).
+      return reply.type("application/json; charset=utf-8").send(body);
+    },
   );
 
   app.get<{ Querystring: Static<typeof AuditQuery> }>(
