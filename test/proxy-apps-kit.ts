@@ -50,7 +50,9 @@ export interface AppsPlatform {
   httpbinTls: Httpbin;
   /** the proxy's bound port (also the public one) */
   port: number;
-  /** https://proxy.apps.test:<port> */
+  /** the public host (PUBLIC_HOST unless started with another) */
+  publicHost: string;
+  /** https://<public host>:<port> */
   origin: string;
   hostOf(app: string): string;
   originOf(app: string): string;
@@ -166,7 +168,12 @@ export function sendTo(port: number, ca: string | string[], o: SendOptions): Pro
   });
 }
 
-export async function startAppsPlatform(): Promise<AppsPlatform> {
+/**
+ * `publicHost`: PUBLIC_HOST (dotted: the proxy's wildcard serves every app host) unless given;
+ * "localhost" is the embedded default (one label: each App's host gets its own certificate).
+ */
+export async function startAppsPlatform(o: { publicHost?: string } = {}): Promise<AppsPlatform> {
+  const publicHost = o.publicHost ?? PUBLIC_HOST;
   const dir = await mkdtemp(join(tmpdir(), "svc-proxy-apps-"));
   const httpbin = await startHttpbin();
   const httpbinTls = await startHttpbin({ tls: true }).catch(async (err: unknown) => {
@@ -207,19 +214,20 @@ export async function startAppsPlatform(): Promise<AppsPlatform> {
     const configPath = join(dataDir, "svc.yaml");
     const config = parseYaml(await readFile(configPath, "utf8")) as { proxy: Record<string, unknown> };
     config.proxy["listen_addr"] = `127.0.0.1:${port}`;
-    config.proxy["public_addr"] = `${PUBLIC_HOST}:${port}`;
-    config.proxy["oidc_issuer_url"] = `https://${PUBLIC_HOST}:${port}`;
+    config.proxy["public_addr"] = `${publicHost}:${port}`;
+    config.proxy["oidc_issuer_url"] = `https://${publicHost}:${port}`;
     await writeFile(configPath, stringifyYaml(config));
     platform = await start();
     const running = platform;
-    const origin = `https://${PUBLIC_HOST}:${port}`;
-    const hostOf = (app: string) => `${app}.${PUBLIC_HOST}`;
+    const origin = `https://${publicHost}:${port}`;
+    const hostOf = (app: string) => `${app}.${publicHost}`;
     const send: AppsPlatform["send"] = (o) => sendTo(port, running.hostCaPem, o);
     const kit: AppsPlatform = {
       platform: running,
       httpbin,
       httpbinTls,
       port,
+      publicHost,
       origin,
       hostOf,
       originOf: (app) => `https://${hostOf(app)}:${port}`,
@@ -227,7 +235,7 @@ export async function startAppsPlatform(): Promise<AppsPlatform> {
       send,
       async login(username) {
         const r = await send({
-          host: PUBLIC_HOST,
+          host: publicHost,
           method: "POST",
           path: "/v1/webapi/login",
           body: { username, password: PASSWORD },
@@ -240,7 +248,7 @@ export async function startAppsPlatform(): Promise<AppsPlatform> {
         const state = cookieSet(first, "__Host-svc_app_state");
         if (first.status !== 302 || !state) throw new Error(`no launch redirect: ${first.status}`);
         const started = await send({
-          host: PUBLIC_HOST,
+          host: publicHost,
           method: "POST",
           path: "/v1/webapi/apps/sessions",
           headers: { authorization: `Bearer ${webSession}` },

@@ -282,30 +282,34 @@ export async function startEmbedded(
       isRegisteredNode: async (id) => (await nodeRecords.get(id)) !== undefined,
       logger: logger.child({ component: "proxy-tunnel" }),
     });
-    // App hosts get a certificate for their exact name from the host CA here: TLS clients refuse
-    // the wildcard over one label (*.localhost, the default public address).
-    const hostCerts = new AppHostCerts({
-      known: (host) => appAtHost(source.list("App"), host, publicHost) !== undefined,
-      issue: async (host) => {
-        const key = generateEcdsaP256();
-        const certPem = await issueTlsServerCert(cas.hostCa, {
-          publicKey: key.publicKey,
-          commonName: host,
-          dnsNames: [host],
+    // App hosts get a certificate for their exact name from the host CA here where the wildcard
+    // cannot serve: TLS clients refuse it over one label (*.localhost, the default public
+    // address). Under a dotted public host the identity's wildcard covers every app host, and
+    // the certificate presented says nothing about which Apps exist.
+    const hostCerts = publicHost.includes(".")
+      ? undefined
+      : new AppHostCerts({
+          known: (host) => appAtHost(source.list("App"), host, publicHost) !== undefined,
+          issue: async (host) => {
+            const key = generateEcdsaP256();
+            const certPem = await issueTlsServerCert(cas.hostCa, {
+              publicKey: key.publicKey,
+              commonName: host,
+              dnsNames: [host],
+              clock,
+            });
+            return { certPem, keyPem: privateKeyToPem(key.privateKey) };
+          },
           clock,
+          logger: logger.child({ component: "proxy-apps" }),
         });
-        return { certPem, keyPem: privateKeyToPem(key.privateKey) };
-      },
-      clock,
-      logger: logger.child({ component: "proxy-apps" }),
-    });
     // Application access (docs/apps.md): the app hosts' server, checked against the same locks
     // and web-session revocations as the console.
     const apps = startAppAccess({
       connection: () => authConnection,
       publicUrl: proxyConfig.publicUrl,
       tls: proxyIdentity.serverTls(),
-      hostCerts,
+      ...(hostCerts ? { hostCerts } : {}),
       locks: trust.locks,
       sessions,
       clock,
