@@ -91,7 +91,9 @@ interface Target {
 }
 
 /** Rounds interleave the targets so a shared machine's load drifts over all of them alike. */
-async function measureAll(targets: Target[]): Promise<Array<BenchRow & { perSecond: number }>> {
+async function measureAll(
+  targets: Target[],
+): Promise<Array<BenchRow & { perSecond: number; cpuUs: number }>> {
   for (const t of targets) await sample(t.url, t.headers, 1); // warm-up: JIT, TLS, gRPC channel
   for (let round = 0; round < ROUNDS; round++) {
     for (const t of targets) t.samples.push(await sample(t.url, t.headers, DURATION_S));
@@ -101,6 +103,7 @@ async function measureAll(targets: Target[]): Promise<Array<BenchRow & { perSeco
   return targets.map((t) => ({
     name: t.name,
     perSecond: median(t.samples.map((x) => x.perSecond)),
+    cpuUs: median(t.samples.map((x) => x.serverCpuUs)),
     unit: "req",
     p50Ms: median(t.samples.map((x) => x.latencies.p50)),
     p99Ms: median(t.samples.map((x) => x.latencies.p99)),
@@ -395,6 +398,19 @@ export default async function proxyBench(): Promise<BenchReport> {
           name: "nodes (inventory copy) / nodes (ListNodes by auth)",
           ratio: nodesCopy.perSecond / nodesAuth.perSecond,
         },
+        // Where the server's thread is the limit, req/s goes as 1 / CPU per request. On a loaded
+        // machine autocannon and other processes limit the baseline too, and the req/s ratios
+        // swing far more than these do.
+        ...(
+          [
+            ["session (Bearer, as svcd proxy)", sessionFull],
+            ["nodes (inventory copy)", nodesCopy],
+            ["roles (admin, inventory copy)", rolesCopy],
+          ] as const
+        ).map(([name, row]) => ({
+          name: `CPU/req: bare hello / ${name} (info)`,
+          ratio: base.cpuUs / row.cpuUs,
+        })),
         { name: "session (Bearer) / direct GetSession", ratio: session.perSecond / direct.perSecond },
         // What the gRPC hop alone allows: GetSession straight from this process, no HTTP at all.
         { name: "direct GetSession / bare hello (info: ceiling)", ratio: direct.perSecond / base.perSecond },
