@@ -211,13 +211,13 @@ describe("schemathesis against svcd start", () => {
 
   // Logout is left out of the two main runs: with their own session it would end it, and every
   // later case would only test the 401 path. It gets its own run with a throwaway session.
-  it("as an admin: every operation but logout", { timeout: 120_000 }, async () => {
+  it("as an admin: every operation but logout", { timeout: 300_000 }, async () => {
     const r = await schemathesisRun(sessions.admin, "--exclude-path", "/v1/webapi/logout");
     expect(r.code, r.output).toBe(0);
     expect(r.output).toMatch(/Seed: 12/);
   });
 
-  it("as a plain user: every operation but logout", { timeout: 120_000 }, async () => {
+  it("as a plain user: every operation but logout", { timeout: 300_000 }, async () => {
     const r = await schemathesisRun(sessions.user, "--exclude-path", "/v1/webapi/logout");
     expect(r.code, r.output).toBe(0);
   });
