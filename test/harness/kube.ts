@@ -570,6 +570,9 @@ export async function kubectl(
       clearTimeout(timer);
       resolve({ code: code ?? -1, stdout, stderr });
     });
+    // kubectl may exit before reading its stdin (a bad flag, a killed run): the write then fails
+    // with EPIPE, which is the exit code's story to tell, not an uncaught error of the test run.
+    child.stdin.on("error", () => {});
     child.stdin.end(input ?? "");
   });
 }
