@@ -11,7 +11,7 @@ import { SvcError, UnavailableError } from "../core/errors.ts";
 // The app host's cookies (docs/apps.md): the names the proxy sets, from its own module.
 import { APP_SESSION_COOKIE, APP_STATE_COOKIE } from "../server/proxy/apps/cookies.ts";
 import { svcHome } from "./profile.ts";
-import { errorOfResponse, type ProxyTarget, splitProxyAddress } from "./proxy-client.ts";
+import { errorOfResponse, type ProxyTarget, readBody, splitProxyAddress } from "./proxy-client.ts";
 
 export { APP_SESSION_COOKIE, APP_STATE_COOKIE };
 
@@ -126,24 +126,16 @@ export function appHostRequest(
         timeout: timeoutMs,
       },
       (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (d: Buffer) => chunks.push(d));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let body: unknown = text;
-          try {
-            body = text.length > 0 ? JSON.parse(text) : undefined;
-          } catch {
-            // not JSON: keep the text
-          }
-          resolve({
-            status: res.statusCode ?? 0,
-            ...(res.headers.location ? { location: res.headers.location } : {}),
-            setCookies: res.headers["set-cookie"] ?? [],
-            body,
-          });
-        });
-        res.on("error", reject);
+        readBody(res).then(
+          (body) =>
+            resolve({
+              status: res.statusCode ?? 0,
+              ...(res.headers.location ? { location: res.headers.location } : {}),
+              setCookies: res.headers["set-cookie"] ?? [],
+              body,
+            }),
+          reject,
+        );
       },
     );
     req.on("timeout", () =>

@@ -1,6 +1,7 @@
 // HTTPS JSON calls from `svc` to the proxy's web API, trusting exactly the CA from the profile
 // (or nothing, with --insecure-skip-verify). Error bodies ({"error": {"code", "message"}}) come
 // back as typed core errors so the exit code follows the server's verdict.
+import type { IncomingMessage } from "node:http";
 import { request } from "node:https";
 import { type ErrorCode, SvcError, UnavailableError } from "../core/errors.ts";
 import type { JsonValue } from "../core/json.ts";
@@ -57,6 +58,23 @@ export function splitProxyAddress(proxy: string): { host: string; port: number }
 /** How far a failed attempt got: never reached the proxy, or may have reached it. */
 type Reach = "not_sent" | "maybe_sent";
 const reachOf = new WeakMap<Error, Reach>();
+
+/** A whole answer's body: parsed JSON, the text when it is not JSON, undefined when empty. */
+export function readBody(res: IncomingMessage): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    res.on("data", (d: Buffer) => chunks.push(d));
+    res.on("end", () => {
+      const text = Buffer.concat(chunks).toString("utf8");
+      try {
+        resolve(text.length > 0 ? JSON.parse(text) : undefined);
+      } catch {
+        resolve(text);
+      }
+    });
+    res.on("error", reject);
+  });
+}
 
 /** Methods that change nothing: safe to send twice. */
 const IDEMPOTENT = new Set(["GET", "HEAD", "OPTIONS"]);
@@ -121,19 +139,7 @@ function proxyRequestOnce(
         timeout: opts.timeoutMs ?? 30_000,
       },
       (res) => {
-        const chunks: Buffer[] = [];
-        res.on("data", (d: Buffer) => chunks.push(d));
-        res.on("end", () => {
-          const text = Buffer.concat(chunks).toString("utf8");
-          let body: unknown = text;
-          try {
-            body = text.length > 0 ? JSON.parse(text) : undefined;
-          } catch {
-            // not JSON: keep the text
-          }
-          resolve({ status: res.statusCode ?? 0, body });
-        });
-        res.on("error", reject);
+        readBody(res).then((body) => resolve({ status: res.statusCode ?? 0, body }), reject);
       },
     );
     // Until the TLS handshake ends, no byte of the request has reached the proxy. A kept-alive
