@@ -6,6 +6,11 @@ declare module "ssh2" {
   interface PublicKeyAuthMethod {
     /** OpenSSH certificate for `key`: a "<type>-cert-v01@openssh.com <base64>" line or the blob */
     cert?: string | Buffer;
+    /**
+     * Send the signed request at once instead of first asking whether the key would be accepted
+     * (RFC 4252 section 7 allows it): one round trip fewer. Off by default, as in unpatched ssh2.
+     */
+    signAtOnce?: boolean;
   }
   interface EncryptedPrivateKey {
     /** OpenSSH host certificate for `key` (line or blob); offered as the *-cert-v01 algorithms */

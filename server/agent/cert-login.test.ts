@@ -5,7 +5,7 @@ import { sshPublicKeyBlob } from "../../core/certs/ssh-keys.ts";
 import { SshWriter } from "../../core/certs/ssh-wire.ts";
 import { ManualClock } from "../../core/clock.ts";
 import { AccessDeniedError, NotAuthenticatedError } from "../../core/errors.ts";
-import { type CertLoginRequest, verifyCertLogin } from "./cert-login.ts";
+import { type CertLoginRequest, type QueriedCert, verifyCertLogin } from "./cert-login.ts";
 
 const clock = new ManualClock(Date.UTC(2026, 5, 1));
 const ca = generateKeyPairSync("ed25519");
@@ -75,6 +75,45 @@ describe("verifyCertLogin", () => {
     expect(() => verifyCertLogin(request("ssh-rsa-cert-v01@openssh.com", cert), policy)).toThrow(
       /does not fit/,
     );
+  });
+
+  it("after a query, checks a signed request for the same certificate again for time, CA trust and signature", () => {
+    const fresh = new ManualClock(clock.now().getTime());
+    const p = { trustedUserCaKeys: policy.trustedUserCaKeys, clock: fresh };
+    const q: QueriedCert = {
+      cert: verifyCertLogin(request(edAlgo, edCert), p),
+      login: "root",
+      keyAlgo: edAlgo,
+      remoteAddress: "127.0.0.1",
+    };
+    const sig = sigBlob("ssh-ed25519", sign(null, signed, ed.privateKey));
+    expect(verifyCertLogin(request(edAlgo, edCert, sig), p, q)).toBe(q.cert);
+    // the userauth signature is still verified
+    const other = generateKeyPairSync("ed25519");
+    const bad = sigBlob("ssh-ed25519", sign(null, signed, other.privateKey));
+    expect(() => verifyCertLogin(request(edAlgo, edCert, bad), p, q)).toThrow(/signature is invalid/);
+    // the CA was dropped between query and signed request
+    const otherCa = generateKeyPairSync("ed25519");
+    const rotated = { trustedUserCaKeys: [sshPublicKeyBlob(otherCa.publicKey)], clock: fresh };
+    expect(() => verifyCertLogin(request(edAlgo, edCert, sig), rotated, q)).toThrow(/trusted CA/);
+    // the certificate expired between query and signed request
+    fresh.advance(120_000);
+    expect(() => verifyCertLogin(request(edAlgo, edCert, sig), p, q)).toThrow(/expired/);
+  });
+
+  it("verifies in full a signed request that differs from the query (certificate, login)", () => {
+    const q: QueriedCert = {
+      cert: verifyCertLogin(request(edAlgo, edCert), policy),
+      login: "root",
+      keyAlgo: edAlgo,
+      remoteAddress: "127.0.0.1",
+    };
+    // a certificate for another principal is refused although a query was answered on this connection
+    const aliceOnly = certFor(ed.publicKey, ["alice"]);
+    const sig = sigBlob("ssh-ed25519", sign(null, signed, ed.privateKey));
+    expect(() => verifyCertLogin(request(edAlgo, aliceOnly, sig), policy, q)).toThrow(AccessDeniedError);
+    const forOther = { ...request(edAlgo, edCert, sig), login: "alice" };
+    expect(() => verifyCertLogin(forOther, policy, q)).toThrow(AccessDeniedError);
   });
 
   it("refuses a login that is not among the principals", () => {

@@ -7,6 +7,7 @@ import {
   verifySshCertificate,
   verifySshSignature,
 } from "../../core/certs/ssh-cert.ts";
+import { parseSshPublicKey, sshPublicKeyBlob } from "../../core/certs/ssh-keys.ts";
 import type { Clock } from "../../core/clock.ts";
 import { NotAuthenticatedError } from "../../core/errors.ts";
 
@@ -48,18 +49,69 @@ function sigFormat(sig: Buffer): string {
 }
 
 /**
+ * A certificate this connection's "would you accept?" query already verified in full, with the
+ * login, algorithm and address it was verified for.
+ */
+export interface QueriedCert {
+  cert: ParsedSshCertificate;
+  login: string;
+  keyAlgo: string;
+  remoteAddress: string;
+}
+
+function caKeyBlob(k: KeyObject | Uint8Array | string): Buffer {
+  if (typeof k === "string") return parseSshPublicKey(k).blob;
+  if (k instanceof Uint8Array) return Buffer.from(k);
+  return sshPublicKeyBlob(k);
+}
+
+/**
+ * The query's verification of the very same certificate bytes for the same login, algorithm and
+ * address, brought up to date: the type, principal, source-address and critical option checks
+ * and the CA's signature depend on nothing else, so only what can change between the query and
+ * the signed request (the clock, the trusted CA set) is checked again.
+ */
+function recheckQueried(policy: CertLoginPolicy, q: QueriedCert): ParsedSshCertificate {
+  const cert = q.cert;
+  if (!policy.trustedUserCaKeys.some((k) => caKeyBlob(k).equals(cert.signatureKey)))
+    throw new NotAuthenticatedError("certificate is not signed by a trusted CA");
+  const now = policy.clock.now().getTime();
+  if (now < cert.validAfter.getTime()) throw new NotAuthenticatedError("certificate is not yet valid");
+  if (now >= cert.validBefore.getTime()) throw new NotAuthenticatedError("certificate has expired");
+  return cert;
+}
+
+function sameQuery(req: CertLoginRequest, q: QueriedCert | undefined): q is QueriedCert {
+  return (
+    q !== undefined &&
+    q.login === req.login &&
+    q.keyAlgo === req.keyAlgo &&
+    q.remoteAddress === req.remoteAddress &&
+    q.cert.blob.equals(req.keyData)
+  );
+}
+
+/**
  * Verifies the request; returns the certificate when the login may proceed. Throws
  * NotAuthenticatedError / AccessDeniedError / BadParameterError (from core/certs) otherwise.
+ * `queried`: what this connection's query verified, so a signed request for the same
+ * certificate does not verify its CA signature a second time.
  */
-export function verifyCertLogin(req: CertLoginRequest, policy: CertLoginPolicy): ParsedSshCertificate {
+export function verifyCertLogin(
+  req: CertLoginRequest,
+  policy: CertLoginPolicy,
+  queried?: QueriedCert,
+): ParsedSshCertificate {
   if (!req.keyAlgo.endsWith(CERT_SUFFIX)) throw new NotAuthenticatedError("only certificates are accepted");
-  const cert = verifySshCertificate(req.keyData, {
-    trustedCaKeys: policy.trustedUserCaKeys,
-    type: "user",
-    clock: policy.clock,
-    principal: req.login,
-    clientAddress: req.remoteAddress,
-  });
+  const cert = sameQuery(req, queried)
+    ? recheckQueried(policy, queried)
+    : verifySshCertificate(req.keyData, {
+        trustedCaKeys: policy.trustedUserCaKeys,
+        type: "user",
+        clock: policy.clock,
+        principal: req.login,
+        clientAddress: req.remoteAddress,
+      });
   const format = expectedSigFormat(req.keyAlgo, cert.certType);
   if (format === undefined)
     throw new NotAuthenticatedError(`algorithm ${req.keyAlgo} does not fit the certificate`);

@@ -16,7 +16,7 @@ import type { Clock } from "../../core/clock.ts";
 import { BadParameterError } from "../../core/errors.ts";
 import { ssh2PrivateKey } from "../../core/sshclient/ssh2-key.ts";
 import "../../core/sshclient/ssh2-patch-types.ts";
-import { verifyCertLogin } from "./cert-login.ts";
+import { type QueriedCert, verifyCertLogin } from "./cert-login.ts";
 import { cachedPasswd, getentPasswd, type PasswdEntry, type PasswdLookup } from "./passwd.ts";
 import { type ExitInfo, type PtyRequest, startSessionProcess } from "./session-process.ts";
 
@@ -295,6 +295,8 @@ export class AgentSshServer {
     this.#connections.add(conn);
     let failures = 0;
     let loggedIn: LoggedIn | undefined;
+    /** what this connection's last "would you accept?" query verified (OpenSSH clients ask first) */
+    let queried: QueriedCert | undefined;
     const maxTries = o.maxAuthTries ?? 6;
     const grace = setTimeout(() => conn.end(), o.loginGraceMs ?? 60_000);
     const accepted = performance.now();
@@ -324,6 +326,8 @@ export class AgentSshServer {
         return;
       }
       let cert: ParsedSshCertificate;
+      const prior = queried;
+      queried = undefined;
       try {
         cert = verifyCertLogin(
           {
@@ -335,15 +339,22 @@ export class AgentSshServer {
             remoteAddress,
           },
           { trustedUserCaKeys: o.trustedUserCaKeys(), clock: o.clock },
+          ctx.signature ? prior : undefined,
         );
       } catch (err) {
         refuse(ctx, err instanceof Error ? err.message : "certificate refused");
         return;
       }
       if (!ctx.signature) {
+        o.logger.debug({ login: ctx.username, remoteAddress, keyId: cert.keyId }, "publickey query accepted");
+        queried = { cert, login: ctx.username, keyAlgo: ctx.key.algo, remoteAddress };
         ctx.accept(); // "would you accept this key?": yes, now prove it
         return;
       }
+      o.logger.debug(
+        { login: ctx.username, remoteAddress, keyId: cert.keyId, queried: prior !== undefined },
+        "publickey signed request",
+      );
       const question: LoginQuestion = {
         certificateLine: `${cert.certType} ${cert.blob.toString("base64")}`,
         certificate: cert,
