@@ -69,6 +69,8 @@ export interface ProxyProcess {
   tunnels(): Promise<number>;
   /** stage timings of the terminals opened since the last call */
   opens(): Promise<TerminalOpenTimings[]>;
+  /** the same, with how many of them reused their session's certificate */
+  opensReused(): Promise<{ opens: TerminalOpenTimings[]; reused: number }>;
   stop(): Promise<void>;
 }
 
@@ -155,6 +157,7 @@ export async function startProxyProcess(env: AgentAuthEnv, publicHost: string): 
       cpu: () => ask<ProxyCpu>("cpu"),
       tunnels: async () => (await ask<{ tunnels: number }>("tunnels")).tunnels,
       opens: async () => (await ask<{ opens: TerminalOpenTimings[] }>("opens")).opens,
+      opensReused: () => ask<{ opens: TerminalOpenTimings[]; reused: number }>("opens"),
       stop: () => stopChild(child),
     };
   } catch (err) {
@@ -178,6 +181,7 @@ async function main(cfg: ProxyProcessConfig): Promise<void> {
   const connection = proxyAuthConnection(grpc);
   const authApi = new GrpcAuthApi(connection);
   const opens: TerminalOpenTimings[] = [];
+  let reused = 0;
   const terminalAuth = new GrpcTerminalAuthApi(connection);
   const trust = startProxyTrust({ connection: () => connection, clock: systemClock, logger });
   const sessions = new SessionCache({ connection: () => connection, clock: systemClock, logger });
@@ -220,7 +224,12 @@ async function main(cfg: ProxyProcessConfig): Promise<void> {
         clock: systemClock,
         dialer: tunnels.dialer,
         locks: trust.locks,
-        onOpened: (t) => opens.push(t),
+        // As server/roles/proxy.ts: a web session reuses its terminal certificate per node.
+        ...(process.env["SVC_BENCH_TERMINAL_CERT_REUSE"] === "0" ? {} : { sessions }),
+        onOpened: (t, o) => {
+          opens.push(t);
+          if (o.certReused) reused++;
+        },
       }),
     ],
   });
@@ -246,7 +255,8 @@ async function main(cfg: ProxyProcessConfig): Promise<void> {
     } else if (msg?.cmd === "tunnels") {
       process.send?.({ tunnels: tunnels.registry.size });
     } else if (msg?.cmd === "opens") {
-      process.send?.({ opens: opens.splice(0) });
+      process.send?.({ opens: opens.splice(0), reused });
+      reused = 0;
     }
   });
   process.once("SIGTERM", () => {

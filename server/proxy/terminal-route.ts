@@ -28,6 +28,7 @@ import { readCredential } from "./credentials.ts";
 import { registerDialRoute } from "./dial-route.ts";
 import type { ProxyLocks } from "./locks.ts";
 import { sessionOf } from "./plugins/session.ts";
+import type { SessionCache } from "./session-cache.ts";
 import type { TerminalAuthApi } from "./terminal-auth.ts";
 import {
   type BridgeLimits,
@@ -37,6 +38,7 @@ import {
   type EarlyMessage,
   refuse,
 } from "./terminal-bridge.ts";
+import { TerminalCerts, type TerminalCredential } from "./terminal-certs.ts";
 import { encodeControl, MAX_COLS, MAX_ROWS, parseClientControl } from "./terminal-protocol.ts";
 import { NodeDialer } from "./tunnel/dialer.ts";
 
@@ -57,11 +59,17 @@ export interface TerminalRouteOptions {
   /** sees every bridged session's live counters (metrics, tests) */
   onBridge?: (stats: BridgeStats) => void;
   /** sees where each opened terminal's time went (benchmarks, metrics) */
-  onOpened?: (timings: TerminalOpenTimings) => void;
+  onOpened?: (timings: TerminalOpenTimings, opened: TerminalOpened) => void;
   /** how nodes are reached (tunnels, peers, addresses); default: their addresses over TCP */
   dialer?: NodeDialer;
   /** closes a locked user's terminals and node streams (server/proxy/locks.ts) */
   locks?: Pick<ProxyLocks, "track">;
+  /**
+   * The proxy's session cache: with it, a web session reuses its key and certificate for the same
+   * node while enough of the certificate is left, dropped on its revocation and user/role events
+   * (server/proxy/terminal-certs.ts). Without it every open asks auth for a new certificate.
+   */
+  sessions?: Pick<SessionCache, "onChange" | "live">;
 }
 
 export const TERMINAL_PATH = "/v1/webapi/ssh/connect";
@@ -81,6 +89,12 @@ export interface TerminalOpenTimings {
   handshakeMs: number;
   shellMs: number;
   totalMs: number;
+}
+
+/** How a terminal was opened, beside its timings. */
+export interface TerminalOpened {
+  /** the session's held key and certificate for this node were used (keyMs, certMs ~0) */
+  certReused: boolean;
 }
 
 /** performance.now() when each terminal upgrade request arrived. */
@@ -196,6 +210,11 @@ export function upgradeAuthenticator(
   };
 }
 
+/** The node runs our agent (it reports its version), not a plain sshd registered agentless. */
+function auditsSessions(node: NodeInfo): boolean {
+  return node.version !== "" && node.version !== "agentless";
+}
+
 /** The stage durations from the timestamps pushed while opening (see TerminalOpenTimings). */
 function openTimings(at: readonly number[]): TerminalOpenTimings {
   const d = (i: number): number => (at[i + 1] ?? 0) - (at[i] ?? 0);
@@ -216,6 +235,10 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
   const maxEarly = opts.maxEarlyBytes ?? 64 * 1024;
   const dialer = opts.dialer ?? new NodeDialer();
   return async (app: FastifyInstance) => {
+    const certs = opts.sessions
+      ? new TerminalCerts({ clock: opts.clock, sessions: opts.sessions })
+      : undefined;
+    if (certs) app.addHook("onClose", async () => certs.close());
     const configured = app.proxyConfig.limits;
     const slots =
       opts.slots ??
@@ -260,20 +283,36 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
       request: FastifyRequest,
       q: ConnectQuery,
       at: number[],
-    ): Promise<{ client: SshClient; node: NodeInfo; login: string }> {
-      const sessionId = sessionOf(request).sessionId;
+    ): Promise<{ client: SshClient; node: NodeInfo; login: string; certReused: boolean }> {
+      const session = sessionOf(request);
+      const sessionId = session.sessionId;
       const login = q.login ?? "root";
       // Auth decides per node (roles' logins for its labels); hidden nodes are "unknown" too.
       const node = requireReachable(await opts.terminalAuth.authorizeNodeLogin(sessionId, q.node, login));
       at.push(performance.now());
-      const key = generateSshKeyPair("ed25519", { comment: "svc-proxy-terminal" });
-      at.push(performance.now());
-      const cert = await opts.terminalAuth.issueUserCertificate(
-        sessionId,
-        key.publicLine,
-        opts.certTtlSeconds ?? 120,
-        node.id,
-      );
+      let keyAt: number | undefined;
+      const issue = async (): Promise<TerminalCredential> => {
+        const key = generateSshKeyPair("ed25519", { comment: "svc-proxy-terminal" });
+        keyAt = performance.now();
+        const cert = await opts.terminalAuth.issueUserCertificate(
+          sessionId,
+          key.publicLine,
+          opts.certTtlSeconds ?? 120,
+          node.id,
+        );
+        return { privateKey: key.privateKey, cert };
+      };
+      // Only after the session check passed (preValidation): a held certificate never stands in
+      // for it. Only towards our agent, which audits every session it starts (session.start); an
+      // agentless sshd audits nothing, so there auth's cert.create per open is the audit trail.
+      const { credential, reused } =
+        certs && auditsSessions(node)
+          ? await certs.obtain(session, node.id, issue)
+          : { credential: await issue(), reused: false };
+      const cert = credential.cert;
+      const certAt = performance.now();
+      // A held certificate: no key made, no call to auth (both stages ~0 ms).
+      at.push(keyAt ?? certAt);
       // Second guard: the certificate is scoped to this node, so it must carry the login; the node
       // itself decides a third time (AuthorizeSshLogin, or the agentless principals rule).
       if (!cert.principals.includes(login)) {
@@ -289,7 +328,7 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
         port: 0,
         sock,
         username: login,
-        privateKey: key.privateKey,
+        privateKey: credential.privateKey,
         certificate: cert.certificate,
         requireHostCertificate: true,
         hostVerifier: hostCertificateVerifier({
@@ -304,9 +343,12 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
         timeoutMs: opts.connectTimeoutMs ?? 20_000,
       }).catch((err: unknown) => {
         sock.destroy();
+        // The node refused it or its host certificate did not verify with the held CA keys (a
+        // rotation): the next open asks auth again.
+        certs?.drop(sessionId, node.id);
         throw err;
       });
-      return { client, node, login };
+      return { client, node, login, certReused: reused };
     }
 
     app.get<{ Querystring: ConnectQuery }>(
@@ -375,7 +417,7 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
             socket.send(encodeControl({ type: "ready", node: opened.node.hostname, login: opened.login }));
             at.push(performance.now());
             const timings = openTimings(at);
-            opts.onOpened?.(timings);
+            opts.onOpened?.(timings, { certReused: opened.certReused });
             request.log.info(
               {
                 user: sessionOf(request).info.username,

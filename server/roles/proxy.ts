@@ -295,6 +295,8 @@ export async function startProxy(config: Config, deps: RoleDeps = {}): Promise<R
           clock,
           dialer: tunnels.dialer,
           locks: trust.locks,
+          // A web session reuses its terminal certificate per node; session events drop it.
+          sessions,
         }),
         recordingRoutes({ terminalAuth: forwarding(() => current().terminalAuth) }),
         webRoutes(),
