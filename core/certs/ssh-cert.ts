@@ -70,6 +70,12 @@ export interface SshCertificate {
   /** "<cert type> <base64> <key id>", the content of an id_*-cert.pub file */
   readonly line: string;
   serial: bigint;
+  /**
+   * The signing CA's public key blob, when the signer has it at hand (the same Buffer for every
+   * certificate of one CA key): the issued-certificate journal reads it here instead of walking
+   * the certificate for it.
+   */
+  readonly caKeyBlob?: Buffer;
 }
 
 export interface ParsedSshCertificate {
@@ -176,11 +182,13 @@ function subjectKey(k: KeyObject | string | SshPublicKey): { keyType: SshKeyType
 class IssuedCertificate implements SshCertificate {
   readonly blob: Buffer;
   readonly serial: bigint;
+  readonly caKeyBlob: Buffer;
   readonly #certType: string;
   readonly #keyId: string;
-  constructor(blob: Buffer, certType: string, keyId: string, serial: bigint) {
+  constructor(blob: Buffer, certType: string, keyId: string, serial: bigint, caKeyBlob: Buffer) {
     this.blob = blob;
     this.serial = serial;
+    this.caKeyBlob = caKeyBlob;
     this.#certType = certType;
     this.#keyId = keyId;
   }
@@ -347,7 +355,7 @@ export class SshCertSigner {
     o = putStr(blob, o, "ssh-ed25519");
     o = putBytes(blob, o, signature);
     if (o !== blob.length) throw new Error("certificate length mismatch");
-    return new IssuedCertificate(blob, certType, keyId, serial);
+    return new IssuedCertificate(blob, certType, keyId, serial, this.#caBlob);
   }
 }
 

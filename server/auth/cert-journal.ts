@@ -34,6 +34,8 @@ export interface IssuedCertificate {
   validBefore: Date;
   /** the certificate's wire blob: the CA key is read from it (no signature check: we just signed it) */
   certBlob: Uint8Array;
+  /** the signing CA's key blob when the signer gave it (SshCertificate.caKeyBlob): not read again */
+  caKeyBlob?: Uint8Array | undefined;
   /**
    * A bound no certificate of this key id can outlive (a login session's expiry: its certificates
    * end with it). The entry is kept until then, so the session's later certificates find it
@@ -123,46 +125,44 @@ export class CertJournal {
    */
   readonly #known = new Map<string, Known>();
   /** The last CA key blob's fingerprint: the same key signs nearly every certificate. */
-  #lastCa: { blob: Buffer; fingerprint: string } | undefined;
+  #lastCa: { blob: Uint8Array; fingerprint: string } | undefined;
   constructor(o: { backend: Backend; clock: Clock }) {
     this.#backend = o.backend;
     this.#clock = o.clock;
   }
 
-  #caFingerprint(certBlob: Uint8Array): string {
-    const blob = certificateCaKeyBlob(certBlob);
-    if (this.#lastCa?.blob.equals(blob)) return this.#lastCa.fingerprint;
+  #caFingerprint(c: IssuedCertificate): string {
+    const blob = c.caKeyBlob ?? certificateCaKeyBlob(c.certBlob);
+    // The signer hands out the same blob object per CA key: usually no byte compare either.
+    const last = this.#lastCa;
+    if (last && (last.blob === blob || Buffer.compare(last.blob, blob) === 0)) return last.fingerprint;
     const fingerprint = sshFingerprint(blob);
     this.#lastCa = { blob, fingerprint };
     return fingerprint;
   }
 
-  #remember(key: string, s: Stored): void {
-    this.#known.delete(key);
+  /** Keyed by key id (not the item key): a covered repeat needs no hash of it either. */
+  #remember(keyId: string, s: Stored): void {
+    this.#known.delete(keyId);
     if (this.#known.size >= MAX_KNOWN) {
       const oldest = this.#known.keys().next().value;
       if (oldest !== undefined) this.#known.delete(oldest);
     }
-    this.#known.set(key, {
+    this.#known.set(keyId, {
       roles: new Set(s.roles),
       cas: new Set(s.ca_fingerprints),
       before: new Date(s.valid_before).getTime(),
     });
   }
 
-  #covered(key: string, s: Stored): boolean {
-    const k = this.#known.get(key);
+  #covered(keyId: string, before: number, roles: readonly string[], ca: string): boolean {
+    const k = this.#known.get(keyId);
     if (!k) return false;
-    const before = new Date(s.valid_before).getTime();
     if (k.before <= this.#clock.now().getTime()) {
-      this.#known.delete(key);
+      this.#known.delete(keyId);
       return false;
     }
-    return (
-      k.before >= before &&
-      s.roles.every((r) => k.roles.has(r)) &&
-      s.ca_fingerprints.every((c) => k.cas.has(c))
-    );
+    return k.before >= before && k.cas.has(ca) && roles.every((r) => k.roles.has(r));
   }
 
   /**
@@ -172,16 +172,18 @@ export class CertJournal {
    */
   async record(c: IssuedCertificate): Promise<void> {
     const until = c.keepUntil && c.keepUntil > c.validBefore ? c.keepUntil : c.validBefore;
+    const ca = this.#caFingerprint(c);
+    // Checked before anything is built: a session's repeat certificates end here.
+    if (this.#covered(c.keyId, until.getTime(), c.roles, ca)) return;
     const fresh: Stored = {
       key_id: c.keyId,
       kind: c.kind,
       name: c.name,
       roles: union([], c.roles),
-      ca_fingerprints: [this.#caFingerprint(c.certBlob)],
+      ca_fingerprints: [ca],
       valid_before: until.toISOString(),
     };
     const key = itemKey(c.keyId);
-    if (this.#covered(key, fresh)) return;
     for (let attempt = 0; attempt < 8; attempt++) {
       let cur: Item;
       try {
@@ -190,7 +192,7 @@ export class CertJournal {
         if (!isNotFound(err)) throw err;
         try {
           await this.#backend.create(key, { ...fresh }, { expires: until });
-          this.#remember(key, fresh);
+          this.#remember(c.keyId, fresh);
           return;
         } catch (e) {
           if (isAlreadyExists(e)) continue;
@@ -207,12 +209,12 @@ export class CertJournal {
         valid_before: before.toISOString(),
       };
       if (JSON.stringify(merged) === JSON.stringify(old)) {
-        this.#remember(key, old);
+        this.#remember(c.keyId, old);
         return;
       }
       try {
         await this.#backend.compareAndSwap(key, cur.revision, { ...merged }, { expires: before });
-        this.#remember(key, merged);
+        this.#remember(c.keyId, merged);
         return;
       } catch (err) {
         if (!isCompareFailed(err) && !isNotFound(err)) throw err;

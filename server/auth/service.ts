@@ -812,6 +812,7 @@ export class AuthService {
         roles: [...checker.roleNames],
         validBefore,
         certBlob: cert.blob,
+        caKeyBlob: cert.caKeyBlob,
         // Every certificate of this key id (this session's) ends by the session's expiry.
         keepUntil: user.sessionExpires,
       });
