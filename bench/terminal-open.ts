@@ -1,21 +1,28 @@
-// Opening terminals (issue 17), a part of the terminal benchmark: the same count of idle sessions
-// per path with the same number opening at a time, each timed until its shell has run a command.
-// Paths: direct `ssh` with a user certificate to OpenSSH sshd (the baseline), the proxy's terminal
+// Opening terminals (issue 17), a part of the terminal benchmark, in two phases on the same paths:
+// direct `ssh` with a user certificate to OpenSSH sshd (the baseline), the proxy's terminal
 // WebSocket to that sshd (what the proxy adds), and the WebSocket to our agent (our whole path).
-// Where the time goes comes from stage timestamps taken in the proxy (TerminalOpenTimings) and in
-// the agent (SessionOpenTimings); the proxy's memory per idle session is read with the agent's
-// sessions all open.
+// - latency (bench/terminal-latency.ts): SVC_BENCH_TERMINAL_LATENCY_OPENS opens per path, one in
+//   flight, paths interleaved: p50/p99 per path, the differences to OpenSSH, and the proxy's stage
+//   stamps ("platform open");
+// - rate: SVC_BENCH_TERMINAL_SESSIONS idle sessions per path, SVC_BENCH_TERMINAL_IN_FLIGHT opening
+//   at a time, kept open until all are: new sessions/s, CPU per open of the proxy and the agent.
+// Each open is timed until its shell has run a command. Where the time goes comes from stage
+// timestamps taken in the proxy (TerminalOpenTimings) and in the agent (SessionOpenTimings); the
+// proxy's memory per idle session is read at the very end (its forced GCs stay out of the timed
+// parts), with the agent's sessions all open and again once they closed.
 import { join } from "node:path";
 import type { SessionOpenTimings } from "../server/agent/ssh-server.ts";
 import type { TerminalOpenTimings } from "../server/proxy/terminal-route.ts";
 import type { AgentAuthEnv } from "../test/agent-fixture.ts";
 import { type BenchRatio, type BenchRow, percentile } from "./report.ts";
 import { startBenchAgent } from "./terminal-agent-process.ts";
+import { latencyPhase, type PathLatency } from "./terminal-latency.ts";
 import type { Session } from "./terminal-session.ts";
 import type { ProxyMemory, ProxyProcess } from "./tunnel-proxy-process.ts";
 
 const SESSIONS = Number(process.env["SVC_BENCH_TERMINAL_SESSIONS"] ?? 200);
 const IN_FLIGHT = Number(process.env["SVC_BENCH_TERMINAL_IN_FLIGHT"] ?? 8);
+const LATENCY_OPENS = Number(process.env["SVC_BENCH_TERMINAL_LATENCY_OPENS"] ?? 200);
 const OPENED_MARK = "OPEN-42";
 
 interface Opened {
@@ -108,18 +115,28 @@ export async function openBench(o: {
     }
   }
   await pause(1000);
+
+  // Latency: one open in flight.
+  const lat1 = await latencyPhase({
+    paths,
+    viaProxy: new Set<OpenPath>(["ws -> sshd", "ws -> agent"]),
+    n: LATENCY_OPENS,
+    proxy,
+    agent,
+  });
+  rows.push(...latencyRows(lat1.byPath, lat1.agent, lat1.seconds));
+  await pause(3000);
   await proxy.opens();
   await agent.opens();
 
   const opened: Partial<Record<OpenPath, Opened>> = {};
   const proxyStages: Partial<Record<OpenPath, TerminalOpenTimings[]>> = {};
-  let base: ProxyMemory | undefined;
+  let after: ProxyMemory | undefined;
   let loaded: ProxyMemory | undefined;
   // CPU per opened session: the proxy's and the agent's own processes; this process holds auth
   // and the clients (ssh processes for the direct path are not counted here).
   const cpuRows: BenchRow[] = [];
   for (const p of names) {
-    if (p === "ws -> agent") base = await proxy.memory();
     const cpu0 = {
       proxy: (await proxy.cpu()).cpuMicros,
       agent: await agent.cpuMicros(),
@@ -141,7 +158,10 @@ export async function openBench(o: {
     });
     opened[p] = r;
     proxyStages[p] = await proxy.opens();
-    if (p === "ws -> agent") {
+    // The last path: memory with its sessions open, then once they closed (both after every
+    // timed part, so the forced GCs of the reads are in none).
+    const last = p === names[names.length - 1];
+    if (last) {
       await pause(3000);
       loaded = await proxy.memory();
     }
@@ -149,6 +169,7 @@ export async function openBench(o: {
     r.sessions.length = 0;
     // The closed sessions' processes exit before the next path is timed.
     await pause(3000);
+    if (last) after = await proxy.memory();
     rows.push({
       name: `open ${p} (${r.latencies.length} idle, ${IN_FLIGHT} in flight)`,
       perSecond: r.latencies.length / r.seconds,
@@ -160,20 +181,19 @@ export async function openBench(o: {
   }
   rows.push(...cpuRows);
   const agentStages: SessionOpenTimings[] = await agent.opens();
-  rows.push(...stageRows("proxy ws -> sshd", proxyStages["ws -> sshd"] ?? []));
-  rows.push(...stageRows("proxy ws -> agent", proxyStages["ws -> agent"] ?? []));
-  rows.push(...stageRows("agent", agentStages));
+  rows.push(...stageRows(`${IN_FLIGHT} in flight: proxy ws -> sshd`, proxyStages["ws -> sshd"] ?? []));
+  rows.push(...stageRows(`${IN_FLIGHT} in flight: proxy ws -> agent`, proxyStages["ws -> agent"] ?? []));
+  rows.push(...stageRows(`${IN_FLIGHT} in flight: agent`, agentStages));
 
   const lat = (p: OpenPath, q: number): number => percentile(opened[p]?.latencies ?? [], q);
   const rate = (p: OpenPath): number => {
     const r = opened[p];
     return r ? r.latencies.length / r.seconds : 0;
   };
-  const addedP99 = lat("ws -> agent", 99) - lat("ssh -> sshd", 99);
   rows.push({
-    name: "open added over OpenSSH (ws -> agent minus ssh)",
+    name: `open added over OpenSSH (ws -> agent minus ssh), ${IN_FLIGHT} in flight`,
     p50Ms: lat("ws -> agent", 50) - lat("ssh -> sshd", 50),
-    p99Ms: addedP99,
+    p99Ms: lat("ws -> agent", 99) - lat("ssh -> sshd", 99),
   });
   // Per session, from the proxy's stamps: request received -> shell channel ready is all the
   // platform adds in front of the shell; without the proxy's own RPCs to auth (session check,
@@ -181,16 +201,16 @@ export async function openBench(o: {
   // AuthorizeSshLogin.
   for (const p of ["ws -> sshd", "ws -> agent"] as const) {
     const t = proxyStages[p] ?? [];
-    const own = t.map((x) => x.totalMs - x.sessionMs - x.authorizeMs - x.certMs);
+    const own = platformOwn(t);
     rows.push({
-      name: `platform open ${p}, without session, node decision, cert`,
+      name: `platform open ${p}, ${IN_FLIGHT} in flight, without session, node decision, cert`,
       p50Ms: percentile(own, 50),
       p99Ms: percentile(own, 99),
     });
   }
   const count = opened["ws -> agent"]?.latencies.length ?? 0;
   const perSession = (k: keyof ProxyMemory): number =>
-    base && loaded ? (loaded[k] - base[k]) / Math.max(1, count) : Number.NaN;
+    after && loaded ? (loaded[k] - after[k]) / Math.max(1, count) : Number.NaN;
   const rssKiB = perSession("rss") / 1024;
   const jsKiB = (perSession("heapUsed") + perSession("external")) / 1024;
   rows.push({
@@ -205,7 +225,20 @@ export async function openBench(o: {
         ratio: rate("ws -> agent") / rate("ssh -> sshd"),
         goal: 0.5,
       },
-      { name: "open p99 added over OpenSSH (ms)", ratio: addedP99, goal: 20, lowerIsBetter: true },
+      {
+        name: "open p99 added over OpenSSH, 1 in flight (ms)",
+        ratio:
+          percentile(lat1.byPath["ws -> agent"].latencies, 99) -
+          percentile(lat1.byPath["ssh -> sshd"].latencies, 99),
+        goal: 20,
+        lowerIsBetter: true,
+      },
+      {
+        name: "platform open ws -> agent p99, 1 in flight (ms, stamps)",
+        ratio: percentile(platformOwn(lat1.byPath["ws -> agent"].proxy), 99),
+        goal: 20,
+        lowerIsBetter: true,
+      },
       // The larger of the two views, so neither a pre-reserved heap nor native buffers hide cost.
       {
         name: "proxy memory per idle session (KiB)",
@@ -215,4 +248,59 @@ export async function openBench(o: {
       },
     ],
   };
+}
+
+/** Per open, from the proxy's stamps: request received -> shell channel ready, without the three stages that are (or were) RPCs to auth: session check, per-node decision, certificate. */
+function platformOwn(t: readonly TerminalOpenTimings[]): number[] {
+  return t.map((x) => x.totalMs - x.sessionMs - x.authorizeMs - x.certMs);
+}
+
+function latencyRows(
+  byPath: Record<"ssh -> sshd" | "ws -> sshd" | "ws -> agent", PathLatency>,
+  agent: readonly SessionOpenTimings[],
+  seconds: number,
+): BenchRow[] {
+  const rows: BenchRow[] = [];
+  const q = (xs: readonly number[], p: number): number => percentile([...xs], p);
+  for (const [p, r] of Object.entries(byPath) as [keyof typeof byPath, PathLatency][]) {
+    rows.push({
+      name: `open latency ${p} (1 in flight, ${r.latencies.length} opens)`,
+      p50Ms: q(r.latencies, 50),
+      p99Ms: q(r.latencies, 99),
+      ...(p === "ssh -> sshd" ? {} : { note: `certificate reused on ${r.certsReused} of ${r.proxy.length}` }),
+    });
+  }
+  const base = byPath["ssh -> sshd"].latencies;
+  for (const p of ["ws -> sshd", "ws -> agent"] as const) {
+    const xs = byPath[p].latencies;
+    rows.push({
+      name: `open latency added: ${p} minus ssh -> sshd (1 in flight)`,
+      p50Ms: q(xs, 50) - q(base, 50),
+      p99Ms: q(xs, 99) - q(base, 99),
+    });
+  }
+  for (const p of ["ws -> sshd", "ws -> agent"] as const) {
+    const t = byPath[p].proxy;
+    rows.push({
+      name: `platform open ${p}, 1 in flight, without session, node decision, cert`,
+      p50Ms: q(platformOwn(t), 50),
+      p99Ms: q(platformOwn(t), 99),
+    });
+    rows.push({
+      name: `platform open ${p}, 1 in flight, request -> shell ready (all stages)`,
+      p50Ms: q(
+        t.map((x) => x.totalMs),
+        50,
+      ),
+      p99Ms: q(
+        t.map((x) => x.totalMs),
+        99,
+      ),
+    });
+  }
+  rows.push(...stageRows("1 in flight: proxy ws -> sshd", byPath["ws -> sshd"].proxy));
+  rows.push(...stageRows("1 in flight: proxy ws -> agent", byPath["ws -> agent"].proxy));
+  rows.push(...stageRows("1 in flight: agent", agent));
+  rows.push({ name: "latency phase", note: `${seconds.toFixed(1)} s` });
+  return rows;
 }

@@ -46,7 +46,7 @@ export function watcher() {
   };
 }
 
-/** The proxy's terminal WebSocket (/v1/webapi/ssh/connect) to `node` as root, Bearer session. */
+/** The proxy's terminal WebSocket (/v1/webapi/ssh/connect) to `node` as `login` (root), Bearer session. */
 export async function wsSession(o: {
   /** the proxy's https:// URL */
   url: string;
@@ -55,8 +55,9 @@ export async function wsSession(o: {
   servername: string;
   sessionId: string;
   node: string;
+  login?: string;
 }): Promise<Session> {
-  const url = `${o.url.replace(/^https/, "wss")}/v1/webapi/ssh/connect?node=${encodeURIComponent(o.node)}&login=root`;
+  const url = `${o.url.replace(/^https/, "wss")}/v1/webapi/ssh/connect?node=${encodeURIComponent(o.node)}&login=${encodeURIComponent(o.login ?? "root")}`;
   const options: WebSocket.ClientOptions & { servername: string } = {
     ca: o.ca,
     servername: o.servername,

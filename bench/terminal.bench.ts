@@ -9,7 +9,18 @@
 // The proxy runs in its own process (bench/tunnel-proxy-process.ts, assembled as `svcd start` does,
 // shared with the tunnel benchmark) so its memory and CPU are its own, and so does the node agent
 // (bench/terminal-agent-process.ts); auth runs in this process; the throughput/latency node is a
-// real OpenSSH sshd (agentless node). SVC_BENCH_TERMINAL_PARTS=stream or =open runs one part.
+// real OpenSSH sshd (agentless node). Every path logs in as a Unix user made for the run whose login
+// shell reads no profile (bench/terminal-user.ts), removed at the end.
+// Knobs (environment):
+//   SVC_BENCH_TERMINAL_PARTS=stream|open     one part only (default both)
+//   SVC_BENCH_TERMINAL_BYTES                 throughput payload (default 16 MiB)
+//   SVC_BENCH_TERMINAL_LATENCY_OPENS         open latency: sequential opens per path, one in
+//                                            flight, paths interleaved (default 200)
+//   SVC_BENCH_TERMINAL_SESSIONS              open rate: sessions per path (default 200)
+//   SVC_BENCH_TERMINAL_IN_FLIGHT             open rate: opening at a time (default 8)
+//   SVC_BENCH_TERMINAL_CERT_REUSE=0          the proxy asks auth for a certificate on every open
+//                                            (default: a session reuses its own per agent node)
+//   SVC_BENCH_CPU_PROF=<dir>                 CPU profiles of the proxy and the agent (at exit)
 import { spawn } from "node:child_process";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
@@ -23,6 +34,7 @@ import { startAgentlessSshd } from "../test/terminal-fixture.ts";
 import { type BenchRatio, type BenchReport, type BenchRow, percentile } from "./report.ts";
 import { openBench } from "./terminal-open.ts";
 import { echoSamples, type Session, startEcho, throughput, watcher, wsSession } from "./terminal-session.ts";
+import { createBenchLogin } from "./terminal-user.ts";
 import { type ProxyProcess, startProxyProcess, stopChild } from "./tunnel-proxy-process.ts";
 
 const PUBLIC_HOST = "proxy.bench.test";
@@ -93,6 +105,7 @@ async function streamBench(o: {
   sshConfig: string;
   knownHosts: string;
   sshArgs: string[];
+  login: string;
   openWs: (node: string) => Promise<Session>;
 }): Promise<{ rows: BenchRow[]; ratios: BenchRatio[] }> {
   const { dir, proxy, cleanups, sshd, sshConfig, knownHosts, sshArgs, openWs } = o;
@@ -123,7 +136,7 @@ async function streamBench(o: {
       "--ssh-port",
       String(sshd.port),
       "--ssh-user",
-      "root",
+      o.login,
       "--ssh-auth",
       "publickey",
       "--ssh-config",
@@ -225,7 +238,9 @@ export default async function terminalBench(): Promise<BenchReport> {
     cleanups.push(() => env.close());
     const dir = await mkdtemp(join(tmpdir(), "svc-terminal-bench-"));
     cleanups.push(() => rm(dir, { recursive: true, force: true }));
-    const sessionId = await env.login("alice");
+    const bench = await createBenchLogin(env);
+    cleanups.push(() => bench.remove());
+    const sessionId = await env.login(bench.user);
 
     const sshd = await startAgentlessSshd(env, dir, "bench-sshd");
     cleanups.push(() => sshd.stop());
@@ -266,12 +281,29 @@ export default async function terminalBench(): Promise<BenchReport> {
         "",
       ].join("\n"),
     );
-    const sshArgs = ["-F", sshConfig, "-tt", "-p", String(sshd.port), "root@127.0.0.1"];
+    const sshArgs = ["-F", sshConfig, "-tt", "-p", String(sshd.port), `${bench.login}@127.0.0.1`];
 
     const openWs = (node: string): Promise<Session> =>
-      wsSession({ url: proxyUrl, ca: env.cas.hostCa.certPem, servername: PUBLIC_HOST, sessionId, node });
+      wsSession({
+        url: proxyUrl,
+        ca: env.cas.hostCa.certPem,
+        servername: PUBLIC_HOST,
+        sessionId,
+        node,
+        login: bench.login,
+      });
     if (PARTS.has("stream")) {
-      const r = await streamBench({ dir, proxy, cleanups, sshd, sshConfig, knownHosts, sshArgs, openWs });
+      const r = await streamBench({
+        dir,
+        proxy,
+        cleanups,
+        sshd,
+        sshConfig,
+        knownHosts,
+        sshArgs,
+        login: bench.login,
+        openWs,
+      });
       rows.push(...r.rows);
       ratios.push(...r.ratios);
     }
