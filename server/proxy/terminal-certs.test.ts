@@ -39,7 +39,7 @@ describe("TerminalCerts", () => {
       issued++;
       const key = generateSshKeyPair("ed25519");
       return {
-        privateKey: key.privateKey,
+        privateKey: key.privateOpenSsh,
         cert: {
           certificate: `cert-${issued}`,
           principals: ["root"],

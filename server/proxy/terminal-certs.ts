@@ -6,7 +6,6 @@
 // session ended or its user's roles, user record or locks changed. Reused only while the session
 // stream is live (otherwise an event could have been missed). Nothing here decides access: the
 // session check, the per-node decision and the node's own decision run on every open.
-import type { KeyObject } from "node:crypto";
 import type { Clock } from "../../core/clock.ts";
 import type { SessionInfo } from "./auth-client.ts";
 import { type SessionCache, type SessionChange, sessionHash } from "./session-cache.ts";
@@ -18,7 +17,8 @@ export const DEFAULT_MAX_CERTS = 10_000;
 export const MIN_REMAINING_MS = 60_000;
 
 export interface TerminalCredential {
-  privateKey: KeyObject;
+  /** the ephemeral private key, OpenSSH PEM (what ssh2 reads) */
+  privateKey: string;
   cert: UserCertificate;
 }
 

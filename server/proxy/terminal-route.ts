@@ -17,12 +17,7 @@ import {
   NotAuthenticatedError,
   UnavailableError,
 } from "../../core/errors.ts";
-import {
-  connectWithCertificate,
-  hostCertificateVerifier,
-  type SshClient,
-  shell,
-} from "../../core/sshclient/index.ts";
+import { connectWithCertificate, type SshClient, shell } from "../../core/sshclient/index.ts";
 import type { NodeInfo } from "./auth-client.ts";
 import { readCredential } from "./credentials.ts";
 import { registerDialRoute } from "./dial-route.ts";
@@ -39,6 +34,7 @@ import {
   refuse,
 } from "./terminal-bridge.ts";
 import { TerminalCerts, type TerminalCredential } from "./terminal-certs.ts";
+import { VerifiedHostCerts } from "./terminal-host-certs.ts";
 import { encodeControl, MAX_COLS, MAX_ROWS, parseClientControl } from "./terminal-protocol.ts";
 import { NodeDialer } from "./tunnel/dialer.ts";
 
@@ -239,6 +235,7 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
       ? new TerminalCerts({ clock: opts.clock, sessions: opts.sessions })
       : undefined;
     if (certs) app.addHook("onClose", async () => certs.close());
+    const hostCerts = new VerifiedHostCerts({ clock: opts.clock });
     const configured = app.proxyConfig.limits;
     const slots =
       opts.slots ??
@@ -300,7 +297,8 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
           opts.certTtlSeconds ?? 120,
           node.id,
         );
-        return { privateKey: key.privateKey, cert };
+        // The OpenSSH form made with the key: what ssh2 reads, so no export per open.
+        return { privateKey: key.privateOpenSsh, cert };
       };
       // Only after the session check passed (preValidation): a held certificate never stands in
       // for it. Only towards our agent, which audits every session it starts (session.start); an
@@ -331,15 +329,12 @@ export function terminalRoutes(opts: TerminalRouteOptions): FastifyPluginAsync {
         privateKey: credential.privateKey,
         certificate: cert.certificate,
         requireHostCertificate: true,
-        hostVerifier: hostCertificateVerifier({
-          trustedCaKeys: cert.hostCaKeys,
-          // The node ID auth resolved, not the name asked for: names are unique, but an ID is
-          // what a removed node's old certificate can never carry for a newer node.
-          principal: node.id,
-          clock: opts.clock,
-          onRefused: (reason) =>
-            request.log.warn({ node: node.hostname, reason }, "node host certificate refused"),
-        }),
+        // Principal: the node ID auth resolved, not the name asked for: names are unique, but an
+        // ID is what a removed node's old certificate can never carry for a newer node. A
+        // certificate already verified for this node under these CA keys is not verified again.
+        hostVerifier: hostCerts.verifier(node.id, cert.hostCaKeys, (reason) =>
+          request.log.warn({ node: node.hostname, reason }, "node host certificate refused"),
+        ),
         timeoutMs: opts.connectTimeoutMs ?? 20_000,
       }).catch((err: unknown) => {
         sock.destroy();
