@@ -72,7 +72,7 @@ export class SqliteBackend implements Backend {
   readonly #notify: ReturnType<typeof sqliteNotifier>;
   readonly #subscriptions = new Set<() => boolean>();
   /** Audit appends committed in groups (audit-batcher.ts). */
-  readonly #audit: AuditBatcher<CheckedAuditEvent, Row>;
+  readonly #audit: AuditBatcher<CheckedAuditEvent, AuditEvent>;
   /** Puts with `batch` committed in groups, as audit appends are (node heartbeats). */
   readonly #puts: AuditBatcher<BatchedPut, Row>;
 
@@ -237,14 +237,25 @@ export class SqliteBackend implements Backend {
     const e = checkAuditInput(event, this.#clock);
     if (this.#closed) throw new UnavailableError("backend is closed");
     // Settles after the COMMIT holding this event; a failed commit rejects it (audit-batcher.ts).
-    return toAuditEvent(await this.#audit.add(e));
+    return await this.#audit.add(e);
   }
 
-  #commitAudit(events: CheckedAuditEvent[]): Row[] {
+  /** The stored event is built from what was written (no RETURNING row to read back and decode). */
+  #commitAudit(events: CheckedAuditEvent[]): AuditEvent[] {
     return this.#write(() =>
       events.map((e) => {
         const success = e.success === null ? null : e.success ? 1 : 0;
-        return must(this.#stmts.appendAudit.get(e.time, e.event_type, e.user_name, success, e.fieldsText));
+        const r = this.#stmts.appendAudit.run(e.time, e.event_type, e.user_name, success, e.fieldsText);
+        const event: AuditEvent = {
+          id: String(r.lastInsertRowid),
+          time: new Date(e.time),
+          event_type: e.event_type,
+          user_name: e.user_name,
+          // As a search reads it back: the stored JSON, not the caller's object.
+          fields: decodeValue(e.fieldsText) as AuditEvent["fields"],
+        };
+        if (e.success !== null) event.success = e.success;
+        return event;
       }),
     );
   }
@@ -419,8 +430,7 @@ function prepareStatements(db: DatabaseSync) {
     deleteOpen: p("DELETE FROM items WHERE key >= ?"),
     sweep: p("DELETE FROM items WHERE expires IS NOT NULL AND expires <= ?"),
     appendAudit: p(
-      `INSERT INTO audit_events (time, event_type, user_name, success, fields) VALUES (?, ?, ?, ?, ?)
-       RETURNING id, time, event_type, user_name, success, fields`,
+      "INSERT INTO audit_events (time, event_type, user_name, success, fields) VALUES (?, ?, ?, ?, ?)",
     ),
   };
 }
