@@ -4,6 +4,7 @@
 // forwarding handle on the gRPC AuthApi (the handle svcd keeps across identity reloads). Same
 // HTTPS certificate and config as the fixture's proxy.
 import { pino } from "pino";
+import { Registry } from "prom-client";
 import { systemClock } from "../core/clock.ts";
 import { forwarding } from "../server/embedded/proxy-renewal.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
@@ -17,6 +18,8 @@ import { type BenchProxyOptions, connectToAuth, waitUntil } from "./proxy-to-aut
 export interface InventoryProxy {
   url: string;
   cache: InventoryCache;
+  /** session cache hits and misses so far (svc_proxy_session_cache_*_total) */
+  sessionsServed(): Promise<{ hits: number; misses: number }>;
   close(): Promise<void>;
 }
 
@@ -33,7 +36,13 @@ export async function startInventoryProxy(o: BenchProxyOptions): Promise<Invento
   const locks = new ProxyLocks({ watcher: trust, clock: systemClock, logger });
   trust.start();
   const cache = startInventoryCache({ connection: () => connection, trust, clock: systemClock, logger });
-  const sessions = new SessionCache({ connection: () => connection, clock: systemClock, logger });
+  const registry = new Registry();
+  const sessions = new SessionCache({
+    connection: () => connection,
+    clock: systemClock,
+    logger,
+    metrics: registry,
+  });
   sessions.start();
   const api = new GrpcAuthApi(grpc);
   const proxy = await startProxyServer({
@@ -48,9 +57,15 @@ export async function startInventoryProxy(o: BenchProxyOptions): Promise<Invento
     () => cache.fresh() && trust.connected() && sessions.live,
     "the inventory copy did not sync",
   );
+  const total = async (name: string) =>
+    ((await registry.getSingleMetric(name)?.get())?.values ?? []).reduce((n, v) => n + v.value, 0);
   return {
     url: proxy.url,
     cache,
+    sessionsServed: async () => ({
+      hits: await total("svc_proxy_session_cache_hits_total"),
+      misses: await total("svc_proxy_session_cache_misses_total"),
+    }),
     close: async () => {
       await proxy.close();
       cache.close();
