@@ -5,7 +5,6 @@
 // cannot decide exactly as auth would (an SSO user, a disabled or role-locked user, roles that
 // differ from the session's, a lock, an unknown lock state) goes to auth as before, and so does
 // every request while the stream is down, not yet synced, or silent past three keepalives.
-import { hash } from "node:crypto";
 import type { Logger } from "pino";
 import { Gauge, type Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
@@ -20,6 +19,7 @@ import { authorizeNodeLogin } from "../auth/node-login.ts";
 import { queryNodes } from "../auth/node-query.ts";
 import type { NodeRecord } from "../auth/nodes.ts";
 import type { AuthApi, NodeInfo, NodePage, NodeQuery, RoleInfo, SessionInfo } from "./auth-client.ts";
+import { sessionHash } from "./session-cache.ts";
 import type { TerminalAuthApi } from "./terminal-auth.ts";
 
 const DEFAULT_KEEPALIVE_SECONDS = 5;
@@ -112,9 +112,6 @@ function nodeInfoOf(n: Node): NodeInfo {
 
 const sameRoles = (a: readonly string[], b: readonly string[]): boolean =>
   a.length === b.length && a.every((r, i) => r === b[i]);
-
-/** The session id is a bearer secret: only its digest is kept. */
-const sessionKey = (sessionId: string): string => hash("sha256", sessionId, "base64url");
 
 const INVENTORY = Symbol("svc.inventory");
 
@@ -287,8 +284,10 @@ export class InventoryCache {
    */
   serveAuthApi(api: AuthApi): AuthApi {
     const getSession = async (sessionId: string): Promise<SessionInfo> => {
+      // Before the await: inside the request's withSessionDigest, the digest is handed down.
+      const key = sessionHash(sessionId);
       const info = await api.getSession(sessionId);
-      this.#remember(sessionId, info);
+      this.#remember(key, info);
       return info;
     };
     const listNodes = async (sessionId: string, q: NodeQuery): Promise<NodePage> => {
@@ -336,8 +335,8 @@ export class InventoryCache {
     });
   }
 
-  #remember(sessionId: string, info: SessionInfo): void {
-    const key = sessionKey(sessionId);
+  /** `key`: sessionHash of the session id (a bearer secret: only its digest is kept). */
+  #remember(key: string, info: SessionInfo): void {
     this.#sessions.delete(key);
     const { username, roles, scope, mfaVerified } = info;
     this.#sessions.set(key, { info: { username, roles, scope, mfaVerified }, at: Date.now() });
@@ -349,7 +348,7 @@ export class InventoryCache {
 
   /** The session's user as answered for this request (routes check the session first). */
   #recalled(sessionId: string): Subject | undefined {
-    const hit = this.#sessions.get(sessionKey(sessionId));
+    const hit = this.#sessions.get(sessionHash(sessionId));
     return hit && Date.now() - hit.at <= SESSION_ANSWER_MS ? hit.info : undefined;
   }
 

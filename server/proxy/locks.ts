@@ -2,7 +2,6 @@
 // user's web session is refused from the last trust snapshot, without a round trip to auth when
 // the proxy has seen that session before, and their open browser terminals and `svc ssh` node
 // streams are closed with the lock's message as soon as the snapshot naming the lock arrives.
-import { hash } from "node:crypto";
 import type { Logger } from "pino";
 import type { Registry } from "prom-client";
 import type { Clock } from "../../core/clock.ts";
@@ -11,6 +10,7 @@ import { type LockRecord, type LockSubject, lockCovering, printableMessage } fro
 import type { AuthConnection } from "../auth/client.ts";
 import { TrustWatcher } from "../trust/watcher.ts";
 import type { AuthApi, SessionInfo } from "./auth-client.ts";
+import { sessionHash } from "./session-cache.ts";
 
 /** Sessions whose user the proxy remembers (oldest forgotten first); only a fast path. */
 const REMEMBERED_SESSIONS = 10_000;
@@ -30,10 +30,6 @@ const subjectOf = (info: Pick<SessionInfo, "username" | "roles">): LockSubject =
   user: info.username,
   roles: info.roles,
 });
-
-/** The session id is a bearer secret: the proxy keeps only a digest of it. */
-// One-shot hash: no Hash object per call (this runs on every authenticated request).
-const sessionKey = (sessionId: string): string => hash("sha256", sessionId, "base64url");
 
 export interface ProxyLocksOptions {
   watcher: TrustWatcher;
@@ -73,7 +69,8 @@ export class ProxyLocks {
    */
   guardSessions(api: AuthApi): AuthApi {
     const getSession = async (sessionId: string): Promise<SessionInfo> => {
-      const key = sessionKey(sessionId);
+      // The session id is a bearer secret: the proxy keeps only its digest.
+      const key = sessionHash(sessionId);
       const known = this.#sessions.get(key);
       if (known?.user !== undefined) {
         const lock = this.#covering(known);

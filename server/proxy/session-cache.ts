@@ -72,8 +72,36 @@ interface Entry {
 
 export type StreamState = "connecting" | "live" | "down" | "stopped";
 
-// One-shot hash: no Hash object per call (this runs on every authenticated request).
-export const sessionHash = (sessionId: string): string => hash("sha256", sessionId, "hex");
+/** The digest handed down the session check by withSessionDigest, while its call runs. */
+let handed: { sessionId: string; digest: string } | undefined;
+
+/**
+ * SHA-256 hex of a session id: the key of every per-session map of the proxy (this cache, the
+ * lock guard, the inventory copy, the session rate limit). Inside withSessionDigest it is the
+ * digest handed down for that id, so one request's layers hash its id once between them.
+ */
+export function sessionHash(sessionId: string): string {
+  if (handed !== undefined && handed.sessionId === sessionId) return handed.digest;
+  // One-shot hash: no Hash object per call.
+  return hash("sha256", sessionId, "hex");
+}
+
+/**
+ * Runs `check` with `digest` (sessionHash of `sessionId`, computed once for the request) as the
+ * answer of sessionHash(sessionId) for calls made synchronously inside it: the layers of the
+ * session check (inventory copy, lock guard, this cache) take their keys before their first
+ * await. The id is held only while `check` runs synchronously, never past it, so no other
+ * request's check can meet it; the maps still keep only digests.
+ */
+export function withSessionDigest<T>(sessionId: string, digest: string, check: () => T): T {
+  const prior = handed;
+  handed = { sessionId, digest };
+  try {
+    return check();
+  } finally {
+    handed = prior;
+  }
+}
 
 export class SessionCache {
   readonly #o: SessionCacheOptions;

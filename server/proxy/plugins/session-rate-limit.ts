@@ -5,12 +5,11 @@
 // @fastify/rate-limit only counts fixed windows, which let twice the budget through at a window
 // edge; a bucket is a few lines. Buckets live in this replica's memory, keyed by a hash of the
 // credential (the secret itself is not kept), at most `maxSessions` of them.
-import { hash } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler } from "fastify";
 import fp from "fastify-plugin";
 import { LimitExceededError } from "../../../core/errors.ts";
-import { readCredential } from "../credentials.ts";
 import { ErrorBody } from "../schemas.ts";
+import { requestCredential, requestDigest } from "./session.ts";
 
 declare module "fastify" {
   interface FastifyInstance {
@@ -64,11 +63,6 @@ export interface SessionRateLimitOptions {
   maxSessions?: number;
 }
 
-function header(request: FastifyRequest, name: string): string | undefined {
-  const v = request.headers[name];
-  return Array.isArray(v) ? v[0] : v;
-}
-
 export const sessionRateLimitPlugin = fp(
   async (app: FastifyInstance, opts: SessionRateLimitOptions) => {
     const buckets = new TokenBuckets({
@@ -79,15 +73,15 @@ export const sessionRateLimitPlugin = fp(
 
     async function limit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
       // A malformed credential is the session plugin's 401 to give; it is simply not counted here.
-      let sessionId: string | undefined;
+      let credential: ReturnType<typeof requestCredential>;
       try {
-        sessionId = readCredential(header(request, "authorization"), request.cookies)?.sessionId;
+        credential = requestCredential(request);
       } catch {
         return;
       }
-      if (sessionId === undefined) return;
-      const key = hash("sha256", sessionId, "base64url");
-      const wait = buckets.take(key);
+      if (credential === undefined) return;
+      // The digest, not the credential: the session check reuses it (one hash per request).
+      const wait = buckets.take(requestDigest(request, credential));
       if (wait === 0) return;
       reply.header("retry-after", String(wait));
       throw new LimitExceededError("too many requests for this session, slow down");

@@ -9,9 +9,18 @@ import fp from "fastify-plugin";
 import { AccessDeniedError, NotAuthenticatedError } from "../../../core/errors.ts";
 import type { SessionInfo } from "../auth-client.ts";
 import { type Credential, CSRF_HEADER, checkCsrf, readCredential } from "../credentials.ts";
+import { sessionHash, withSessionDigest } from "../session-cache.ts";
 
 export interface AuthedSession extends Credential {
   info: SessionInfo;
+  /** sessionHash of the id, computed once for the request */
+  digest: string;
+}
+
+/** A request's credential, read once per request, and its digest once asked for. */
+interface RequestCredential {
+  credential: Credential;
+  digest: string | undefined;
 }
 
 declare module "fastify" {
@@ -27,6 +36,8 @@ declare module "fastify" {
   }
   interface FastifyRequest {
     svcSession: AuthedSession | null;
+    /** requestCredential's answer, kept for the request's later checks */
+    svcCredential: RequestCredential | null;
   }
 }
 
@@ -43,14 +54,42 @@ function header(request: FastifyRequest, name: string): string | undefined {
   return Array.isArray(v) ? v[0] : v;
 }
 
+/**
+ * The credential the request carries (undefined: none; throws 401 for a malformed one), read
+ * from its headers once: the session rate limit and the session check both ask.
+ */
+export function requestCredential(request: FastifyRequest): Credential | undefined {
+  if (request.svcCredential !== null) return request.svcCredential.credential;
+  const credential = readCredential(header(request, "authorization"), request.cookies);
+  if (credential !== undefined) request.svcCredential = { credential, digest: undefined };
+  return credential;
+}
+
+/** sessionHash of the request's session id, computed once per request. */
+export function requestDigest(request: FastifyRequest, credential: Credential): string {
+  const read = request.svcCredential;
+  if (read === null || read.credential !== credential) return sessionHash(credential.sessionId);
+  read.digest ??= sessionHash(credential.sessionId);
+  return read.digest;
+}
+
+/**
+ * Calls `call` (an AuthApi call for this session) with the request's digest handed down, so the
+ * layers in front of auth (inventory copy, lock guard, session cache) do not hash the id again.
+ */
+export function withRequestDigest<T>(session: AuthedSession, call: () => T): T {
+  return withSessionDigest(session.sessionId, session.digest, call);
+}
+
 export const sessionPlugin = fp(
   async (app: FastifyInstance) => {
     await app.register(cookie);
     app.decorateRequest("svcSession", null);
+    app.decorateRequest("svcCredential", null);
     const publicOrigin = new URL(app.proxyConfig.publicUrl).origin;
 
     function checkedCredential(request: FastifyRequest): Credential | undefined {
-      const credential = readCredential(header(request, "authorization"), request.cookies);
+      const credential = requestCredential(request);
       if (credential === undefined) return undefined;
       if (credential.via === "cookie" && !safeMethods.has(request.method)) {
         const verdict = checkCsrf({
@@ -69,8 +108,11 @@ export const sessionPlugin = fp(
     app.decorate("requireSession", async (request: FastifyRequest, _reply: FastifyReply) => {
       const credential = checkedCredential(request);
       if (credential === undefined) throw new NotAuthenticatedError();
-      const info = await app.authApi.getSession(credential.sessionId);
-      request.svcSession = { ...credential, info };
+      const digest = requestDigest(request, credential);
+      const info = await withSessionDigest(credential.sessionId, digest, () =>
+        app.authApi.getSession(credential.sessionId),
+      );
+      request.svcSession = { ...credential, info, digest };
     });
   },
   { name: "svc-session", dependencies: ["svc-deps"] },

@@ -4,7 +4,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import { BadParameterError } from "../../../core/errors.ts";
 import type { AuditEventInfo, RecordingInfo, RoleInfo, UserInfo } from "../auth-client.ts";
-import { sessionOf } from "../plugins/session.ts";
+import { sessionOf, withRequestDigest } from "../plugins/session.ts";
 import {
   commonErrors,
   DEFAULT_LIMIT,
@@ -188,7 +188,8 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
       preHandler: app.requireSession,
     },
     async (request, reply) => {
-      const roles = await app.authApi.listRoles(sessionOf(request).sessionId);
+      const session = sessionOf(request);
+      const roles = await withRequestDigest(session, () => app.authApi.listRoles(session.sessionId));
       let body = roleBodies.get(roles);
       if (body === undefined) {
         const out = reply.serialize({ items: roles.map(roleView) });

@@ -6,7 +6,7 @@ import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance } from "fastify";
 import type { NodeInfo, NodePage as NodePageInfo } from "../auth-client.ts";
 import { inventoryOf } from "../inventory-cache.ts";
-import { sessionOf } from "../plugins/session.ts";
+import { sessionOf, withRequestDigest } from "../plugins/session.ts";
 import {
   commonErrors,
   DEFAULT_LIMIT,
@@ -110,7 +110,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
         startKey: q.start_key ?? "",
         withLogins: true,
       };
-      const ask = () => app.authApi.listNodes(session.sessionId, query);
+      const ask = () => withRequestDigest(session, () => app.authApi.listNodes(session.sessionId, query));
       // The proxy's inventory copy answers for the session's user when it can (same decision
       // code as auth's; docs/proxy-cache.md); otherwise auth does, as before.
       const inventory = inventoryOf(app.authApi);
