@@ -14,6 +14,7 @@ import {
   sessionSecurity,
   Timestamp,
 } from "../schemas.ts";
+import { KeptBodies } from "./kept-body.ts";
 import { nodeRoutes } from "./nodes.ts";
 
 // Query strings: unknown parameters are ignored (links and clients may carry their own), and an
@@ -46,11 +47,10 @@ const AuditQuery = Type.Object({
 const nonEmpty = (v: string | undefined): string | undefined => (v === "" ? undefined : v);
 
 /**
- * The inventory copy hands out the same role list while no role changed, so the body (made by
- * the route's own response serializer, byte for byte what fastify would send) is kept with it,
- * as the nodes route keeps its pages' bodies. A list from auth is a new array each time.
+ * The inventory copy hands out the same role list while no role changed (as it does node pages);
+ * a list from auth is a new array each time.
  */
-const roleBodies = new WeakMap<RoleInfo[], string>();
+const roleBodies = new KeptBodies<RoleInfo[]>();
 
 /** A query's [start_time, end_time) window; empty = unbounded; start after end is refused. */
 function windowOf(q: { start_time?: string; end_time?: string }): { start?: Date; end?: Date } {
@@ -190,14 +190,7 @@ export async function listRoutes(app: FastifyInstance): Promise<void> {
     async (request, reply) => {
       const session = sessionOf(request);
       const roles = await withRequestDigest(session, () => app.authApi.listRoles(session.sessionId));
-      let body = roleBodies.get(roles);
-      if (body === undefined) {
-        const out = reply.serialize({ items: roles.map(roleView) });
-        body = typeof out === "string" ? out : Buffer.from(out as Uint8Array).toString("utf8");
-        roleBodies.set(roles, body);
-      }
-      // A string with a JSON type is sent as it is (the serializer already ran).
-      return reply.type("application/json; charset=utf-8").send(body);
+      return roleBodies.send(reply, roles, (list) => ({ items: list.map(roleView) }));
     },
   );
 

@@ -2,7 +2,7 @@
 import { type Static, Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { AccessDeniedError, NotAuthenticatedError } from "../../../core/errors.ts";
-import type { IssuedSession, WebAuthnLoginChallenge } from "../auth-client.ts";
+import type { IssuedSession, SessionInfo, WebAuthnLoginChallenge } from "../auth-client.ts";
 import { relyingParty } from "../config.ts";
 import { originAllowed } from "../credentials.ts";
 import { errorBody } from "../http-errors.ts";
@@ -20,6 +20,7 @@ import {
 } from "../schemas.ts";
 import { clearSessionCookies, setSessionCookies } from "../session-cookies.ts";
 import { loopbackOnly } from "../sso-redirects.ts";
+import { KeptBodies } from "./kept-body.ts";
 
 const LoginBody = Type.Object(
   {
@@ -100,6 +101,18 @@ const SessionView = Type.Object({
       'the admin capabilities ("resource:verb", e.g. "users:list") the user\'s roles grant now, as auth\'s access checker decides them; empty for a mfa_enrollment session. What the console shows: every route still checks on its own',
   }),
 });
+
+const sessionView = (info: SessionInfo): Static<typeof SessionView> => ({
+  username: info.username,
+  roles: info.roles,
+  expires_at: info.expires.toISOString(),
+  mfa_verified: info.mfaVerified,
+  scope: info.scope,
+  allowed: info.allowed,
+});
+
+/** The session cache hands out the same SessionInfo while it answers for the session. */
+const sessionBodies = new KeptBodies<SessionInfo>();
 
 function challengeBody(c: WebAuthnLoginChallenge): Static<typeof MfaChallenge> {
   return { challenge_id: c.challengeId, webauthn: c.options };
@@ -227,17 +240,7 @@ export async function loginRoutes(app: FastifyInstance): Promise<void> {
       },
       preHandler: app.requireSession,
     },
-    async (request): Promise<Static<typeof SessionView>> => {
-      const { info } = sessionOf(request);
-      return {
-        username: info.username,
-        roles: info.roles,
-        expires_at: info.expires.toISOString(),
-        mfa_verified: info.mfaVerified,
-        scope: info.scope,
-        allowed: info.allowed,
-      };
-    },
+    async (request, reply) => sessionBodies.send(reply, sessionOf(request).info, sessionView),
   );
 
   app.post(

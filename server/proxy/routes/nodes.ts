@@ -15,6 +15,7 @@ import {
   sessionSecurity,
   Timestamp,
 } from "../schemas.ts";
+import { KeptBodies } from "./kept-body.ts";
 
 // Lengths fit the proxy's 8 KiB URL limit even when every character is a 4-byte UTF-8 one
 // percent-encoded (12 characters each), so a schema-valid query is never a 414.
@@ -80,11 +81,8 @@ const pageView = (page: NodePageInfo): Static<typeof NodesPage> => ({
   total_count: page.totalCount,
 });
 
-/**
- * The inventory copy hands out the same page object while nothing changed, so its body (made by
- * this route's own response serializer, byte for byte what fastify would send) is kept with it.
- */
-const bodies = new WeakMap<NodePageInfo, string>();
+/** The inventory copy hands out the same page object while nothing changed. */
+const bodies = new KeptBodies<NodePageInfo>();
 
 export async function nodeRoutes(app: FastifyInstance): Promise<void> {
   app.get<{ Querystring: Static<typeof NodesQuery> }>(
@@ -115,14 +113,7 @@ export async function nodeRoutes(app: FastifyInstance): Promise<void> {
       // code as auth's; docs/proxy-cache.md); otherwise auth does, as before.
       const inventory = inventoryOf(app.authApi);
       const page = inventory ? await inventory.answerNodes(session.info, query, ask) : await ask();
-      let body = bodies.get(page);
-      if (body === undefined) {
-        const out = reply.serialize(pageView(page));
-        body = typeof out === "string" ? out : Buffer.from(out as Uint8Array).toString("utf8");
-        bodies.set(page, body);
-      }
-      // A string with a JSON type is sent as it is (the serializer already ran).
-      return reply.type("application/json; charset=utf-8").send(body);
+      return bodies.send(reply, page, pageView);
     },
   );
 }
