@@ -123,9 +123,10 @@ export async function buildProxyApp(deps: ProxyDeps, extras: ProxyAppExtras = {}
   const app = Fastify({ ...options, serverFactory: (handler) => createServer(tlsOptions, handler) });
   app.setValidatorCompiler(validatorCompiler());
 
+  // First: its hook sets the security headers before any other hook may refuse the request.
+  await app.register(securityHeadersPlugin, { publicUrl: deps.config.publicUrl });
   await app.register(errorHandlerPlugin);
   await app.register(bodyParsingPlugin);
-  await app.register(securityHeadersPlugin, { publicUrl: deps.config.publicUrl });
   await app.register(depsPlugin, {
     authApi: deps.authApi,
     config: deps.config,

@@ -84,13 +84,15 @@ export const errorHandlerPlugin = fp(
       closing = true;
     });
 
-    app.addHook("onRequest", async (request, reply) => {
+    // A callback, not an async function: no promise per request.
+    app.addHook("onRequest", (request, reply, done) => {
       if (closing) {
         reply.header("connection", "close");
-        throw new UnavailableError("the proxy is shutting down");
-      }
-      if (request.url.length > MAX_URL_LENGTH) {
-        throw new HttpError(414, "uri_too_long", `URL longer than ${MAX_URL_LENGTH} characters`);
+        done(new UnavailableError("the proxy is shutting down"));
+      } else if (request.url.length > MAX_URL_LENGTH) {
+        done(new HttpError(414, "uri_too_long", `URL longer than ${MAX_URL_LENGTH} characters`));
+      } else {
+        done();
       }
     });
 

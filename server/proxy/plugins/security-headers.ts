@@ -56,11 +56,14 @@ export function computeSecurityHeaders(publicUrl: string): Record<string, string
 
 export const securityHeadersPlugin = fp(
   async (app: FastifyInstance, opts: SecurityHeadersOptions) => {
-    const headers = computeSecurityHeaders(opts.publicUrl);
-    // onRequest runs for every request, 404s and parse errors included. Routes may override
-    // cache-control (public key material is cacheable); answers carrying sessions never are.
-    app.addHook("onRequest", async (_request, reply) => {
+    const headers = Object.freeze(computeSecurityHeaders(opts.publicUrl));
+    // onRequest runs for every request, 404s and parse errors included; registered before every
+    // other hook (app.ts), so answers refused by a hook (414, 503, 429, 401) carry them too.
+    // Routes may override cache-control (public key material is cacheable); answers carrying
+    // sessions never are. A callback, not an async function: no promise per request.
+    app.addHook("onRequest", (_request, reply, done) => {
       reply.headers(headers);
+      done();
     });
   },
   { name: "svc-security-headers" },

@@ -71,7 +71,7 @@ export const sessionRateLimitPlugin = fp(
       maxKeys: opts.maxSessions ?? 100_000,
     });
 
-    async function limit(request: FastifyRequest, reply: FastifyReply): Promise<void> {
+    function limit(request: FastifyRequest, reply: FastifyReply): void {
       // A malformed credential is the session plugin's 401 to give; it is simply not counted here.
       let credential: ReturnType<typeof requestCredential>;
       try {
@@ -86,13 +86,24 @@ export const sessionRateLimitPlugin = fp(
       reply.header("retry-after", String(wait));
       throw new LimitExceededError("too many requests for this session, slow down");
     }
-    app.decorate("limitSessionRequests", limit);
+    app.decorate("limitSessionRequests", async (request: FastifyRequest, reply: FastifyReply) =>
+      limit(request, reply),
+    );
+    // On routes, a callback, not an async function: no promise per request.
+    const hook: onRequestHookHandler = (request, reply, done) => {
+      try {
+        limit(request, reply);
+      } catch (err) {
+        done(err as Error);
+        return;
+      }
+      done();
+    };
 
     // Routes taking a session count on arrival and declare the 429 in the OpenAPI document.
     app.addHook("onRoute", (route) => {
       const schema = route.schema;
       if (!Array.isArray(schema?.security) || schema.security.length === 0) return;
-      const hook = limit as onRequestHookHandler;
       const prior = route.onRequest;
       route.onRequest = prior === undefined ? [hook] : [hook, ...(Array.isArray(prior) ? prior : [prior])];
       const response = (schema.response ?? {}) as Record<string, unknown>;
