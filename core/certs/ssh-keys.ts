@@ -2,10 +2,10 @@
 // wire blob, encode the other way, fingerprint as ssh-keygen does, and write/read private keys
 // in the openssh-key-v1 format (OpenSSH 9.2 does not load Ed25519 keys from PKCS8 PEM).
 import {
-  createHash,
   createPrivateKey,
   createPublicKey,
   generateKeyPairSync,
+  hash,
   type KeyObject,
   randomBytes,
 } from "node:crypto";
@@ -192,7 +192,7 @@ export function formatSshPublicKey(key: KeyObject | Uint8Array, comment = ""): s
 /** "SHA256:<unpadded base64>", as `ssh-keygen -l` prints it. */
 export function sshFingerprint(key: KeyObject | Uint8Array): string {
   const blob = key instanceof Uint8Array ? key : sshPublicKeyBlob(key);
-  return `SHA256:${createHash("sha256").update(blob).digest("base64").replace(/=+$/, "")}`;
+  return `SHA256:${hash("sha256", blob, "base64").replace(/=+$/, "")}`;
 }
 
 export interface SshKeyPair {

@@ -2,7 +2,7 @@
 // (users, bots, workloads), holding what a lock can match (the name, the roles) and which CA key
 // signed it, and expiring with the last certificate of that key id. ExportKrl (krl.ts) reads it to
 // name in a KRL the certificates a lock covers. No certificate body and no secret is stored.
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import type { Backend, Item } from "../../core/backend/backend.ts";
 import { sshFingerprint } from "../../core/certs/ssh-keys.ts";
 import { SshReader } from "../../core/certs/ssh-wire.ts";
@@ -79,8 +79,7 @@ export function certificateCaKeyBlob(blob: Uint8Array): Buffer {
   return r.bytes();
 }
 
-const itemKey = (keyId: string): string =>
-  CERT_JOURNAL_PREFIX + createHash("sha256").update(keyId).digest("hex");
+const itemKey = (keyId: string): string => CERT_JOURNAL_PREFIX + hash("sha256", keyId, "hex");
 
 function fromStored(v: Stored): JournalEntry {
   return {

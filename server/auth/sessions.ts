@@ -6,7 +6,7 @@
 // replica that shares the backend. A single sign-on session names its connector: it belongs to the
 // SSO user of that connector only (never to a User resource that later takes the name), and may
 // be capped below the TTL (connector max_session_ttl, the provider's own limit).
-import { createHash, randomBytes } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import type { Backend } from "../../core/backend/backend.ts";
 import type { Clock } from "../../core/clock.ts";
 import { isNotFound, NotAuthenticatedError } from "../../core/errors.ts";
@@ -41,8 +41,9 @@ export interface CreateSessionOptions {
   connector?: string;
 }
 
+// One-shot crypto.hash: no Hash object per call (every authenticated RPC hashes its session id).
 export function hashSecret(secret: string): string {
-  return createHash("sha256").update(secret).digest("hex");
+  return hash("sha256", secret, "hex");
 }
 
 /** Random URL-safe secret with `bytes` bytes of entropy. */
