@@ -3,15 +3,17 @@
 // query: "test pkalg") and against our agent's SSH server (its debug log names queries and signed
 // requests). The plain ssh2 client (no signAtOnce) is the control: it does ask, so the logs are
 // shown to see a query when there is one, and the agent then reuses the query's certificate check.
+// The agent also turns Nagle off on the sockets it serves (a login otherwise stalls on delayed ACKs).
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Writable } from "node:stream";
 import { promisify } from "node:util";
 import pino from "pino";
 import ssh2, { type PublicKeyAuthMethod } from "ssh2";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { systemClock } from "../core/clock.ts";
 import { connectWithCertificate, exec, hostCertificateVerifier } from "../core/sshclient/index.ts";
 import { ssh2PrivateKey } from "../core/sshclient/ssh2-key.ts";
@@ -136,6 +138,38 @@ afterAll(async () => {
 /** sshd's log lines about one certificate (its key id appears in the login line; queries name the key). */
 const queries = (log: string): number =>
   (log.match(/test pkalg ssh-ed25519-cert-v01@openssh.com/g) ?? []).length;
+
+describe("agent sockets", () => {
+  it("sets TCP_NODELAY on the sockets it accepts, and core/sshclient on the one it dials", async () => {
+    // the server side of a connection is the socket whose local port is the agent's
+    const orig = Socket.prototype.setNoDelay;
+    const onAgentSide: boolean[] = [];
+    const onClientSide: boolean[] = [];
+    const spy = vi.spyOn(Socket.prototype, "setNoDelay").mockImplementation(function (this: Socket, v) {
+      if (this.localPort === agentPort) onAgentSide.push(v === true);
+      else if (this.remotePort === agentPort || this.connecting) onClientSide.push(v === true);
+      return orig.call(this, v);
+    });
+    try {
+      const u = await userCert("u_nodelay");
+      const client = await connectWithCertificate({
+        host: "127.0.0.1",
+        port: agentPort,
+        username: "root",
+        privateKey: u.key,
+        certificate: u.cert,
+        hostVerifier: trustHost,
+        requireHostCertificate: true,
+        timeoutMs: 30_000,
+      });
+      client.end();
+    } finally {
+      spy.mockRestore();
+    }
+    expect(onAgentSide).toEqual([true]);
+    expect(onClientSide).toEqual([true]);
+  });
+});
 
 describe("certificate login without the publickey query", () => {
   it("sends OpenSSH sshd only the signed request", async () => {

@@ -206,7 +206,7 @@ export class AgentSshServer {
 
   /** Listens (port 0: a free port); resolves with the bound address. */
   async listen(port = 0, host = "127.0.0.1"): Promise<{ host: string; port: number }> {
-    const listener = createNetServer((socket) => this.#handshake.injectSocket(socket));
+    const listener = createNetServer((socket) => this.#serve(socket));
     listener.on("error", (err: Error) => this.#opts.logger.warn({ err: err.message }, "ssh listener error"));
     await new Promise<void>((resolve, reject) => {
       listener.once("error", reject);
@@ -230,7 +230,15 @@ export class AgentSshServer {
   accept(stream: Duplex, remote: { address: string; port: number }): void {
     // ssh2 reads the peer from socket-like fields; a tunnel stream has none of its own.
     Object.assign(stream, { remoteAddress: remote.address, remotePort: remote.port, remoteFamily: "tunnel" });
-    this.#handshake.injectSocket(stream as Socket);
+    this.#serve(stream as Socket);
+  }
+
+  #serve(socket: Socket): void {
+    // Without TCP_NODELAY the handshake stalls on Nagle + the peer's delayed ACK (~40 ms per
+    // login on Linux: the server writes two small packets in a row and the second waits for the
+    // ACK of the first). ssh2 does not set it; a tunnel stream has no such call (its connection does).
+    if (typeof socket.setNoDelay === "function") socket.setNoDelay(true);
+    this.#handshake.injectSocket(socket);
   }
 
   /** Stops listening and ends every open connection (their sessions' processes get SIGHUP). */
