@@ -114,9 +114,20 @@ export class SqliteBackend implements Backend {
 
   async get(key: string): Promise<Item> {
     checkKey(key);
-    const row = this.#run(() => this.#stmts.get.get(key, this.#now()));
+    if (this.#closed) throw new UnavailableError("backend is closed");
+    // Every authenticated RPC reads its session here: its own statement returns the row as an
+    // array without the key the caller already has (no per-call object or closure).
+    let row: unknown[] | undefined;
+    try {
+      row = this.#stmts.getValue.get(key, this.#now()) as unknown[] | undefined;
+    } catch (err) {
+      throw mapError(err);
+    }
     if (row === undefined) throw new NotFoundError(`key ${key} not found`);
-    return toItem(row);
+    const [value, revision, expires] = row as [SQLOutputValue, SQLOutputValue, SQLOutputValue];
+    const item: Item = { key, value: decodeValue(str(value)), revision: num(revision) };
+    if (expires !== null) item.expires = new Date(num(expires));
+    return item;
   }
 
   async put(key: string, value: JsonValue, opts?: WriteOptions): Promise<Item> {
@@ -408,6 +419,7 @@ function prepareStatements(db: DatabaseSync) {
   return {
     nextRevision: p("UPDATE revision_seq SET value = value + 1 WHERE id = 1 RETURNING value"),
     get: p(`SELECT ${cols} FROM items WHERE key = ? AND ${visible}`),
+    getValue: arrays(p(`SELECT value, revision, expires FROM items WHERE key = ? AND ${visible}`)),
     cas: p(
       `UPDATE items SET value = ?, revision = ?, expires = ? WHERE key = ? AND revision = ? AND ${visible}
        RETURNING ${cols}`,
@@ -433,6 +445,11 @@ function prepareStatements(db: DatabaseSync) {
       "INSERT INTO audit_events (time, event_type, user_name, success, fields) VALUES (?, ?, ?, ?, ?)",
     ),
   };
+}
+
+function arrays(st: StatementSync): StatementSync {
+  st.setReturnArrays(true);
+  return st;
 }
 
 function must(row: Row | undefined): Row {
