@@ -119,8 +119,10 @@ export class SessionStore {
   }
 
   /** The live session for a bearer secret; NotAuthenticatedError when unknown, expired or revoked. */
-  async validate(id: string): Promise<WebSession> {
-    if (!SESSION_ID_PATTERN.test(id)) throw new NotAuthenticatedError("invalid or expired session");
+  validate(id: string): Promise<WebSession> {
+    // Not async itself: one promise per call fewer on every authenticated RPC.
+    if (!SESSION_ID_PATTERN.test(id))
+      return Promise.reject(new NotAuthenticatedError("invalid or expired session"));
     return this.#validated(hashSecret(id));
   }
 
@@ -128,7 +130,9 @@ export class SessionStore {
     try {
       const item = await this.#backend.get(SESSION_PREFIX + hash);
       const v = item.value as JsonObject;
-      const expires = new Date(String(v["expires"]));
+      // create() stores the same instant as the item's expiry, which the backend hands back as a
+      // Date already: no ISO text to parse per call (the value's copy is the fallback).
+      const expires = item.expires ?? new Date(String(v["expires"]));
       // The backend hides expired items too; this guards a clock skew between replicas.
       if (expires.getTime() <= this.#clock.now().getTime()) {
         throw new NotAuthenticatedError("invalid or expired session");
