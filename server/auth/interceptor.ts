@@ -36,7 +36,7 @@ export interface InterceptorDeps {
    * sign-on session, the live SSO user of the same connector). Called before `can`/`requireMfa`,
    * so it also loads what they need (an SSO user's record).
    */
-  userActive: (username: string, session: WebSession) => Promise<boolean>;
+  userActive: (username: string, session: WebSession) => boolean | Promise<boolean>;
   /** RBAC decision of core/rbac for the user's roles. */
   can: (username: string, resource: RuleResource, verb: RuleVerb) => boolean;
   /**
@@ -86,7 +86,9 @@ export async function authenticate(
     const m = /^Bearer ([^\s]+)$/.exec(authorization);
     if (!m?.[1]) throw new NotAuthenticatedError("authorization must be 'Bearer <session_id>'");
     const s = await deps.sessions.validate(m[1]);
-    if (!(await deps.userActive(s.username, s)))
+    // A local user's check needs no I/O and answers a boolean: no extra await per call then.
+    const active = deps.userActive(s.username, s);
+    if (!(typeof active === "boolean" ? active : await active))
       throw new NotAuthenticatedError("invalid or expired session");
     const mfaMissing = deps.requireMfa?.(s.username) === true && !s.mfa;
     return {

@@ -513,18 +513,21 @@ export class AuthService {
    * May this session's holder act now: a local session needs its User resource; an SSO session the
    * live SSO user of its own connector (and no User resource of that name). Then the usual checks.
    */
-  async #sessionActive(name: string, session: WebSession): Promise<boolean> {
+  #sessionActive(name: string, session: WebSession): boolean | Promise<boolean> {
     const resource = this.#d.source.get("User", name);
-    if (session.connector === undefined) {
-      if (!resource) return false;
-    } else {
-      if (resource) return false;
-      // A session made by a connector lives no longer than the connector (deleted or being deleted).
-      const connector = this.#d.source.get("Connector", session.connector);
-      if (!connector || connector.metadata.deletionTimestamp) return false;
-      const record = await this.ssoUsers.load(name);
-      if (!record || record.connector !== session.connector) return false;
-    }
+    // A local session is decided from memory without a promise (the interceptor's common case).
+    if (session.connector === undefined)
+      return resource !== undefined && this.#activeChecker(name) !== undefined;
+    return this.#ssoSessionActive(name, session.connector, resource !== undefined);
+  }
+
+  async #ssoSessionActive(name: string, connectorName: string, hasResource: boolean): Promise<boolean> {
+    if (hasResource) return false;
+    // A session made by a connector lives no longer than the connector (deleted or being deleted).
+    const connector = this.#d.source.get("Connector", connectorName);
+    if (!connector || connector.metadata.deletionTimestamp) return false;
+    const record = await this.ssoUsers.load(name);
+    if (!record || record.connector !== connectorName) return false;
     return this.#activeChecker(name) !== undefined;
   }
 
