@@ -212,5 +212,17 @@ describe("ssh2 certificate login to OpenSSH sshd", () => {
         certificate: b.cert,
       }),
     ).rejects.toThrow(/does not certify/);
+    // A matching pair is remembered (the check passes, the dial to port 1 then fails); the same
+    // certificate with another key is still refused.
+    const dial = (privateKey: string) =>
+      connectWithCertificate({
+        host: "127.0.0.1",
+        port: 1,
+        username: "root",
+        privateKey,
+        certificate: a.cert,
+      });
+    await expect(dial(a.privatePem)).rejects.toThrow(/ECONNREFUSED/);
+    await expect(dial(b.privatePem)).rejects.toThrow(/does not certify/);
   });
 });

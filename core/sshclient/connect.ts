@@ -41,7 +41,14 @@ const hostCertAlgorithms = [...HOST_CERT_ALGORITHMS] as string[] as ServerHostKe
 
 export type SshClient = InstanceType<typeof ssh2.Client>;
 
+// Pairs already found to match (certificate line -> key PEM). The proxy reuses a web session's key
+// and certificate for many opens, and parsing both costs ~1 ms of CPU each time; the check is a
+// pure function of the two strings, so a hit needs no parse. Bounded; oldest dropped first.
+const MATCHED_MAX = 1024;
+const matched = new Map<string, string>();
+
 function checkCertificateMatchesKey(certificate: string, privateKeyPem: string): void {
+  if (matched.get(certificate) === privateKeyPem) return;
   const cert = parseSshCertificate(certificate);
   if (cert.type !== "user") throw new BadParameterError("certificate is not a user certificate");
   const parsed = ssh2.utils.parseKey(privateKeyPem);
@@ -49,6 +56,11 @@ function checkCertificateMatchesKey(certificate: string, privateKeyPem: string):
     throw new BadParameterError("privateKey is not usable for SSH");
   if (!sshPublicKeyBlob(cert.publicKey).equals(parsed.getPublicSSH())) {
     throw new BadParameterError("certificate does not certify privateKey");
+  }
+  matched.set(certificate, privateKeyPem);
+  if (matched.size > MATCHED_MAX) {
+    const oldest = matched.keys().next().value;
+    if (oldest !== undefined) matched.delete(oldest);
   }
 }
 
