@@ -14,6 +14,7 @@ import {
   generateSshKeyPair,
   parseOpenSshPrivateKey,
   parseSshPublicKey,
+  parseSshPublicKeyBlob,
   sshFingerprint,
 } from "../core/certs/ssh-keys.ts";
 import { SshWriter } from "../core/certs/ssh-wire.ts";
@@ -229,5 +230,19 @@ describe("identity files", () => {
     await writeSshIdentity(base, next);
     expect((await exec("ssh-keygen", ["-y", "-f", base])).stdout.trim()).toBe(next.publicLine);
     await expect(stat(`${base}-cert.pub`)).rejects.toThrow(/ENOENT/);
+  });
+});
+
+describe("public key blobs", () => {
+  it("decodes a blob seen before to the same key, and a blob with trailing bytes stays refused", () => {
+    const k = generateSshKeyPair("ed25519");
+    const blob = parseSshPublicKey(k.publicLine).blob;
+    const first = parseSshPublicKeyBlob(blob);
+    const again = parseSshPublicKeyBlob(Buffer.from(blob));
+    expect(again.type).toBe("ssh-ed25519");
+    expect(again.key.equals(first.key)).toBe(true);
+    expect(() => parseSshPublicKeyBlob(Buffer.concat([blob, Buffer.from([0])]))).toThrow();
+    const other = parseSshPublicKeyBlob(parseSshPublicKey(generateSshKeyPair("ed25519").publicLine).blob);
+    expect(other.key.equals(first.key)).toBe(false);
   });
 });

@@ -45,13 +45,28 @@ function importPublic(jwk: Record<string, string>, what: string): KeyObject {
   }
 }
 
+// Keys decoded from blobs, by blob: every certificate a node checks names the same few CA keys,
+// and importing one into OpenSSL costs ~50 µs. KeyObjects are immutable, so sharing them is safe.
+// Bounded; oldest dropped first.
+const BLOB_KEYS_MAX = 256;
+const blobKeys = new Map<string, { type: SshKeyType; key: KeyObject }>();
+
 /** Decodes an SSH public key blob (strict: no trailing bytes, known types only, RSA >= 2048). */
 export function parseSshPublicKeyBlob(blob: Uint8Array): { type: SshKeyType; key: KeyObject } {
+  const id = Buffer.from(blob.buffer, blob.byteOffset, blob.byteLength).toString("base64");
+  const known = blobKeys.get(id);
+  if (known) return { type: known.type, key: known.key };
   const r = new SshReader(blob, "ssh public key");
   const type = r.string();
   const key = readKeyBody(r, type);
   r.end();
-  return { type: type as SshKeyType, key };
+  const parsed = { type: type as SshKeyType, key };
+  blobKeys.set(id, parsed);
+  if (blobKeys.size > BLOB_KEYS_MAX) {
+    const oldest = blobKeys.keys().next().value;
+    if (oldest !== undefined) blobKeys.delete(oldest);
+  }
+  return { type: parsed.type, key: parsed.key };
 }
 
 /** Reads the key fields that follow the type name (shared by public keys and certificates). */
