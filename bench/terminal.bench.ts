@@ -18,6 +18,7 @@
 //                                            flight, paths interleaved (default 200)
 //   SVC_BENCH_TERMINAL_SESSIONS              open rate: sessions per path (default 200)
 //   SVC_BENCH_TERMINAL_IN_FLIGHT             open rate: opening at a time (default 8)
+//   SVC_BENCH_TERMINAL_WEB_SESSIONS          web sessions the opens take in turn (default 8)
 //   SVC_BENCH_TERMINAL_CERT_REUSE=0          the proxy asks auth for a certificate on every open
 //                                            (default: a session reuses its own per agent node)
 //   SVC_BENCH_CPU_PROF=<dir>                 CPU profiles of the proxy and the agent (at exit)
@@ -43,6 +44,8 @@ const ROUNDS = 5;
 const ECHO_SAMPLES = 900;
 // Which parts run: "stream" (throughput and keystroke echo, with wetty) and "open" (opening
 // terminals, bench/terminal-open.ts); both by default.
+// Web sessions the WebSocket opens take in turn (see where they are made).
+const WEB_SESSIONS = Number(process.env["SVC_BENCH_TERMINAL_WEB_SESSIONS"] ?? 8);
 const PARTS = new Set((process.env["SVC_BENCH_TERMINAL_PARTS"] ?? "stream,open").split(","));
 
 function sshSession(args: string[]): Promise<Session> {
@@ -241,6 +244,12 @@ export default async function terminalBench(): Promise<BenchReport> {
     const bench = await createBenchLogin(env);
     cleanups.push(() => bench.remove());
     const sessionId = await env.login(bench.user);
+    // Several web sessions of the user, taken in turn by the WebSocket opens: the proxy limits
+    // requests per session (20/s by default) and the rate phase opens more than that, as several
+    // users (or tabs with their own logins) would; one session alone is refused with 429.
+    const webSessions = [sessionId];
+    for (let i = 1; i < WEB_SESSIONS; i++) webSessions.push(await env.login(bench.user));
+    let nextSession = 0;
 
     const sshd = await startAgentlessSshd(env, dir, "bench-sshd");
     cleanups.push(() => sshd.stop());
@@ -288,7 +297,7 @@ export default async function terminalBench(): Promise<BenchReport> {
         url: proxyUrl,
         ca: env.cas.hostCa.certPem,
         servername: PUBLIC_HOST,
-        sessionId,
+        sessionId: webSessions[nextSession++ % webSessions.length] ?? sessionId,
         node,
         login: bench.login,
       });
