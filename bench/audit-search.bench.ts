@@ -218,7 +218,7 @@ async function measureSide(side: Side, ev: Events): Promise<{ rows: BenchRow[]; 
     rows: [
       { name: `${side.label}: bulk load ${EVENTS} events`, note: `${(side.loadMs / 1000).toFixed(1)} s` },
       {
-        name: `${side.label}: open + migration 3 (index build)`,
+        name: `${side.label}: open + migrations from version 2 (index builds)`,
         note: `${(side.migrationMs / 1000).toFixed(2)} s on ${EVENTS} events`,
       },
       row(`${side.label}: type+user+7 days, limit ${PAGE}`, indexed, "searchAudit"),
