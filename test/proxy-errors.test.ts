@@ -15,7 +15,14 @@ import { commonErrors } from "../server/proxy/schemas.ts";
 import { GrpcTerminalAuthApi } from "../server/proxy/terminal-auth.ts";
 import { terminalRoutes } from "../server/proxy/terminal-route.ts";
 import { webRoutes } from "../web/serve.ts";
-import { PASSWORD, type ProxyFixture, PUBLIC_HOST, startProxyFixture, USERS } from "./proxy-fixture.ts";
+import {
+  PASSWORD,
+  type ProxyFixture,
+  PUBLIC_HOST,
+  requestsWhileClosing,
+  startProxyFixture,
+  USERS,
+} from "./proxy-fixture.ts";
 import type { HttpResponse } from "./proxy-https-client.ts";
 
 let fx: ProxyFixture;
@@ -370,29 +377,7 @@ describe("while the proxy closes", () => {
   it("a request arriving on an open connection gets 503 in the error body", async () => {
     const own = await startProxyFixture();
     try {
-      const url = new URL(own.proxy.url);
-      const socket = connect({
-        host: url.hostname,
-        port: Number(url.port),
-        ca: own.hostCaPem,
-        servername: PUBLIC_HOST,
-      });
-      await new Promise((r) => socket.once("secureConnect", r));
-      const chunks: Buffer[] = [];
-      socket.on("data", (c: Buffer) => chunks.push(c));
-      const ended = new Promise((r) => socket.once("close", r));
-      // the first request is still arriving when the proxy starts closing; the second follows it
-      const body = '{"public_key":"x"}';
-      socket.write(
-        `POST /v1/webapi/ssh/certs HTTP/1.1\r\nhost: ${PUBLIC_HOST}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 4)}`,
-      );
-      await new Promise((r) => setTimeout(r, 100));
-      const closing = own.proxy.app.close();
-      await new Promise((r) => setTimeout(r, 100));
-      socket.write(`${body.slice(4)}GET /v1/webapi/ping HTTP/1.1\r\nhost: ${PUBLIC_HOST}\r\n\r\n`);
-      await ended;
-      await closing;
-      const text = Buffer.concat(chunks).toString("utf8");
+      const text = await requestsWhileClosing(own);
       expect(text).toMatch(/^HTTP\/1\.1 401 /);
       const second = text.slice(text.indexOf("HTTP/1.1", 10));
       expect(second.split("\r\n")[0]).toBe("HTTP/1.1 503 Service Unavailable");

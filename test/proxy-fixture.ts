@@ -4,6 +4,7 @@
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { connect } from "node:tls";
 import { pino } from "pino";
 import type { Registry } from "prom-client";
 import { openSqliteBackend, type SqliteBackend } from "../core/backend/sqlite.ts";
@@ -298,4 +299,33 @@ export async function startProxyFixture(
     await side.close();
     throw err;
   }
+}
+
+/**
+ * Two requests on one connection while the proxy closes: the first is still arriving when
+ * `close()` starts, the second follows it. Returns the raw bytes the proxy answered, both answers.
+ */
+export async function requestsWhileClosing(own: ProxyFixture): Promise<string> {
+  const url = new URL(own.proxy.url);
+  const socket = connect({
+    host: url.hostname,
+    port: Number(url.port),
+    ca: own.hostCaPem,
+    servername: PUBLIC_HOST,
+  });
+  await new Promise((r) => socket.once("secureConnect", r));
+  const chunks: Buffer[] = [];
+  socket.on("data", (c: Buffer) => chunks.push(c));
+  const ended = new Promise((r) => socket.once("close", r));
+  const body = '{"public_key":"x"}';
+  socket.write(
+    `POST /v1/webapi/ssh/certs HTTP/1.1\r\nhost: ${PUBLIC_HOST}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 4)}`,
+  );
+  await new Promise((r) => setTimeout(r, 100));
+  const closing = own.proxy.app.close();
+  await new Promise((r) => setTimeout(r, 100));
+  socket.write(`${body.slice(4)}GET /v1/webapi/ping HTTP/1.1\r\nhost: ${PUBLIC_HOST}\r\n\r\n`);
+  await ended;
+  await closing;
+  return Buffer.concat(chunks).toString("utf8");
 }

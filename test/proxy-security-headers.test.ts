@@ -5,7 +5,6 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { connect } from "node:tls";
 import { pino } from "pino";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { proxyDefaults } from "../server/proxy/config.ts";
@@ -13,7 +12,14 @@ import { MAX_URL_LENGTH } from "../server/proxy/plugins/error-handler.ts";
 import { computeSecurityHeaders } from "../server/proxy/plugins/security-headers.ts";
 import { type ProxyServer, startProxyServer } from "../server/proxy/server.ts";
 import { webRoutes } from "../web/serve.ts";
-import { PASSWORD, type ProxyFixture, PUBLIC_HOST, startProxyFixture, USERS } from "./proxy-fixture.ts";
+import {
+  PASSWORD,
+  type ProxyFixture,
+  PUBLIC_HOST,
+  requestsWhileClosing,
+  startProxyFixture,
+  USERS,
+} from "./proxy-fixture.ts";
 import { type HttpResponse, HttpsClient } from "./proxy-https-client.ts";
 
 let fx: ProxyFixture;
@@ -165,29 +171,7 @@ describe("security headers", () => {
   it("on the 503 of a request arriving while the proxy closes", async () => {
     const own = await startProxyFixture();
     try {
-      const url = new URL(own.proxy.url);
-      const socket = connect({
-        host: url.hostname,
-        port: Number(url.port),
-        ca: own.hostCaPem,
-        servername: PUBLIC_HOST,
-      });
-      await new Promise((r) => socket.once("secureConnect", r));
-      const chunks: Buffer[] = [];
-      socket.on("data", (c: Buffer) => chunks.push(c));
-      const ended = new Promise((r) => socket.once("close", r));
-      // A request still arriving holds the connection open while the proxy starts closing.
-      const body = '{"public_key":"x"}';
-      socket.write(
-        `POST /v1/webapi/ssh/certs HTTP/1.1\r\nhost: ${PUBLIC_HOST}\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body.slice(0, 4)}`,
-      );
-      await new Promise((r) => setTimeout(r, 100));
-      const closing = own.proxy.app.close();
-      await new Promise((r) => setTimeout(r, 100));
-      socket.write(`${body.slice(4)}GET /v1/webapi/ping HTTP/1.1\r\nhost: ${PUBLIC_HOST}\r\n\r\n`);
-      await ended;
-      await closing;
-      const text = Buffer.concat(chunks).toString("utf8");
+      const text = await requestsWhileClosing(own);
       const second = text.slice(text.indexOf("HTTP/1.1", 10));
       const [statusLine, ...lines] = (second.split("\r\n\r\n")[0] ?? "").split("\r\n");
       expect(statusLine).toBe("HTTP/1.1 503 Service Unavailable");
