@@ -11,6 +11,7 @@ import {
   UnavailableError,
 } from "../errors.ts";
 import type { JsonObject, JsonValue } from "../json.ts";
+import { AuditBatcher, type AuditBatcherOptions } from "./audit-batcher.ts";
 import type {
   AuditEvent,
   AuditEventInput,
@@ -27,6 +28,7 @@ import { checkPayload } from "./notify.ts";
 import { PostgresNotifier } from "./postgres-notify.ts";
 import { postgresMigrations } from "./postgres-schema.ts";
 import {
+  type CheckedAuditEvent,
   checkAuditInput,
   checkAuditQuery,
   checkEntries,
@@ -54,6 +56,8 @@ export interface PostgresBackendOptions {
   connectTimeoutMs?: number;
   /** Errors of idle pooled connections (e.g. the server restarted); they are otherwise dropped. */
   onError?: (err: Error) => void;
+  /** Group commit of audit appends (audit-batcher.ts); the defaults suit auth. */
+  auditBatch?: AuditBatcherOptions;
 }
 
 export const DEFAULT_POSTGRES_SCHEMA = "svc";
@@ -69,7 +73,12 @@ export class PostgresBackend implements Backend {
   readonly #schema: string;
   #sweeper: NodeJS.Timeout | undefined;
   #closed = false;
+  #closing = false;
   readonly #notifier: PostgresNotifier;
+  // One INSERT per group of audit events instead of one per event: measured at 32 concurrent
+  // appends (local server), 50-70 us of auth's CPU and 125-140 us of the server's per event as
+  // single-row INSERTs, each its own transaction.
+  readonly #audit: AuditBatcher<CheckedAuditEvent, AuditEvent>;
 
   /** Use `PostgresBackend.open` (or openPostgresBackend): it also applies migrations. */
   private constructor(pool: pg.Pool, schema: string, opts: PostgresBackendOptions) {
@@ -78,6 +87,7 @@ export class PostgresBackend implements Backend {
     this.#clock = opts.clock;
     this.#sql = statements(schema);
     this.#notifier = new PostgresNotifier(opts.connectionString, schema);
+    this.#audit = new AuditBatcher((events) => this.#commitAudit(events), opts.auditBatch);
   }
 
   static async open(opts: PostgresBackendOptions): Promise<PostgresBackend> {
@@ -223,14 +233,47 @@ export class PostgresBackend implements Backend {
 
   async appendAudit(event: AuditEventInput): Promise<AuditEvent> {
     const e = checkAuditInput(event, this.#clock);
-    const rows = await this.#query(this.#sql.appendAudit, [
-      e.time,
-      e.event_type,
-      e.user_name,
-      e.success,
-      e.fieldsText,
-    ]);
-    return toAuditEvent(first(rows));
+    if (this.#closed || this.#closing) throw new UnavailableError("backend is closed");
+    // Settles after the statement holding this event committed; a failed one rejects it.
+    return await this.#audit.add(e);
+  }
+
+  /**
+   * One statement for the group: the rows come from arrays in the callers' order, and the identity
+   * column numbers them in that order, so sorting the returned ids gives each caller its own.
+   */
+  async #commitAudit(events: CheckedAuditEvent[]): Promise<AuditEvent[]> {
+    const one = events.length === 1 ? events[0] : undefined;
+    // A lone event takes the plain INSERT: the server plans it for a fraction of the array form.
+    const rows = one
+      ? await this.#query(this.#sql.appendAudit, [
+          one.time,
+          one.event_type,
+          one.user_name,
+          one.success,
+          one.fieldsText,
+        ])
+      : await this.#query(this.#sql.appendAudits, [
+          events.map((e) => e.time),
+          events.map((e) => e.event_type),
+          events.map((e) => e.user_name),
+          events.map((e) => e.success),
+          events.map((e) => e.fieldsText),
+        ]);
+    const ids = rows.map((r) => toNumber(r.id)).sort((a, b) => a - b);
+    if (ids.length !== events.length) throw new Error("audit insert returned fewer rows than it was given");
+    return events.map((e, i) => {
+      const event: AuditEvent = {
+        id: String(ids[i]),
+        time: new Date(e.time),
+        event_type: e.event_type,
+        user_name: e.user_name,
+        // As a search reads it back: the stored JSON, not the caller's object.
+        fields: decodeValue(e.fieldsText) as JsonObject,
+      };
+      if (e.success !== null) event.success = e.success;
+      return event;
+    });
   }
 
   async searchAudit(query: AuditQuery): Promise<AuditPage> {
@@ -274,7 +317,10 @@ export class PostgresBackend implements Backend {
   }
 
   async close(): Promise<void> {
-    if (this.#closed) return;
+    if (this.#closed || this.#closing) return;
+    // Appends already accepted are committed before the pool ends; new ones are refused.
+    this.#closing = true;
+    await this.#audit.drain();
     this.#closed = true;
     if (this.#sweeper !== undefined) clearInterval(this.#sweeper);
     await this.#notifier.close();
@@ -382,7 +428,13 @@ function statements(s: string) {
     sweep: `WITH d AS (DELETE FROM ${s}.items WHERE expires IS NOT NULL AND expires <= $1 RETURNING 1)
             SELECT count(*) AS n FROM d`,
     appendAudit: `INSERT INTO ${s}.audit_events (time, event_type, user_name, success, fields)
-                  VALUES ($1, $2, $3, $4, $5) RETURNING id, time, event_type, user_name, success, fields`,
+                  VALUES ($1, $2, $3, $4, $5) RETURNING id`,
+    appendAudits: `INSERT INTO ${s}.audit_events (time, event_type, user_name, success, fields)
+                  SELECT time, event_type, user_name, success, fields
+                  FROM unnest($1::bigint[], $2::text[], $3::text[], $4::boolean[], $5::text[])
+                    WITH ORDINALITY AS e(time, event_type, user_name, success, fields, n)
+                  ORDER BY n
+                  RETURNING id`,
   };
 }
 
