@@ -34,6 +34,12 @@ export class SshReader {
   }
   string(): string {
     const b = this.bytes();
+    // Short ASCII (type and curve names, principals) is valid UTF-8 as it is: no round trip.
+    if (b.length <= 64) {
+      let ascii = true;
+      for (let i = 0; i < b.length; i++) if ((b[i] as number) > 0x7f) ascii = false;
+      if (ascii) return b.toString("latin1");
+    }
     const s = b.toString("utf8");
     if (!Buffer.from(s, "utf8").equals(b))
       throw new BadParameterError(`${this.#what} holds a string that is not UTF-8`);
