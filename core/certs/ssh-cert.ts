@@ -215,13 +215,7 @@ export class SshCertSigner {
   readonly #extCache: (Buffer | undefined)[] = [];
 
   /** Encoded extensions section, sorted and de-duplicated; cached per set (2^5 sets). */
-  #extensions(list: readonly SshCertExtension[]): Buffer {
-    let mask = 0;
-    for (const n of list) {
-      const i = (SSH_CERT_EXTENSIONS as readonly string[]).indexOf(n);
-      if (i < 0) throw new BadParameterError(`unknown extension ${JSON.stringify(String(n).slice(0, 64))}`);
-      mask |= 1 << i;
-    }
+  #extensions(mask: number): Buffer {
     const hit = this.#extCache[mask];
     if (hit) return hit;
     const w = new SshWriter();
@@ -235,14 +229,33 @@ export class SshCertSigner {
 
   /** extension sections with valued extensions, by their exact content (see #valueExtensions) */
   readonly #valueExtCache = new Map<string, Buffer>();
+  /** the same for sealed values (sealValueExtensions), by the object and then the flag bitmask */
+  readonly #sealedExtCache = new WeakMap<object, (Buffer | undefined)[]>();
 
   /**
    * The extensions section with valued extensions. The identity extension is the same for every
-   * certificate of a user with the same roles, so the section is cached by its exact input (a JSON
-   * key: unambiguous whatever the values hold); encoding it was ~15 us of each IssueUserCerts.
-   * A hit was validated when it was encoded. Bounded: emptied when full.
+   * certificate of a user with the same roles, so the section is cached: by the object itself when
+   * it was sealed (it cannot change), else by its exact input (a JSON key: unambiguous whatever the
+   * values hold); encoding it was ~15 us of each IssueUserCerts. A hit was validated when it was
+   * encoded. Bounded: emptied when full (the sealed one goes with its objects).
    */
-  #valueExtensions(flags: readonly SshCertExtension[], values: Readonly<Record<string, string>>): Buffer {
+  #valueExtensions(
+    flags: readonly SshCertExtension[],
+    mask: number,
+    values: Readonly<Record<string, string>>,
+  ): Buffer {
+    if (sealed.has(values)) {
+      let byMask = this.#sealedExtCache.get(values);
+      if (!byMask) {
+        byMask = [];
+        this.#sealedExtCache.set(values, byMask);
+      }
+      const hit = byMask[mask];
+      if (hit) return hit;
+      const out = withValueExtensions(flags, values);
+      byMask[mask] = out;
+      return out;
+    }
     const key = JSON.stringify([flags, values]);
     const hit = this.#valueExtCache.get(key);
     if (hit) return hit;
@@ -304,10 +317,13 @@ export class SshCertSigner {
         }
         critical = w.toBuffer();
       }
-      exts = this.#extensions(req.extensions ?? []);
-      if (req.valueExtensions && Object.keys(req.valueExtensions).length > 0) {
-        exts = this.#valueExtensions(req.extensions ?? [], req.valueExtensions);
-      }
+      const flags = req.extensions ?? [];
+      const mask = flagMask(flags);
+      const values = req.valueExtensions;
+      exts =
+        values && (sealed.has(values) || Object.keys(values).length > 0)
+          ? this.#valueExtensions(flags, mask, values)
+          : this.#extensions(mask);
     }
 
     // One exact-size buffer: the signed part, then room for the signature string.
@@ -357,6 +373,38 @@ export class SshCertSigner {
     if (o !== blob.length) throw new Error("certificate length mismatch");
     return new IssuedCertificate(blob, certType, keyId, serial, this.#caBlob);
   }
+}
+
+/** The set of flag extensions as a bitmask over SSH_CERT_EXTENSIONS; refuses an unknown one. */
+function flagMask(list: readonly SshCertExtension[]): number {
+  let mask = 0;
+  for (const n of list) {
+    const i = (SSH_CERT_EXTENSIONS as readonly string[]).indexOf(n);
+    if (i < 0) throw new BadParameterError(`unknown extension ${JSON.stringify(String(n).slice(0, 64))}`);
+    mask |= 1 << i;
+  }
+  return mask;
+}
+
+/** Valued extensions that were sealed: frozen copies holding only their own string values. */
+const sealed = new WeakSet<object>();
+
+/**
+ * A frozen copy of valued extensions that signers may cache by identity (the same object for the
+ * same user means no re-encoding and no content key per certificate). Any value that is not a
+ * string is refused here, as signing would.
+ */
+export function sealValueExtensions(
+  values: Readonly<Record<string, string>>,
+): Readonly<Record<string, string>> {
+  const copy: Record<string, string> = {};
+  for (const [name, value] of Object.entries(values)) {
+    if (typeof value !== "string") throw new BadParameterError(`extension ${name} must be a string`);
+    copy[name] = value;
+  }
+  Object.freeze(copy);
+  sealed.add(copy);
+  return copy;
 }
 
 const VENDOR_EXTENSION = /^[a-z][a-z0-9-]{0,62}@[a-z0-9.-]{1,190}$/;

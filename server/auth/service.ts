@@ -90,7 +90,12 @@ import { authorizeSshLogin, type SshLoginDeps } from "./ssh-login.ts";
 import { SsoFlow, type SsoOptions } from "./sso/flow.ts";
 import { SsoUsers } from "./sso/users.ts";
 import { TrustFeed, trustFeedSources } from "./trust-feed.ts";
-import { certPrincipals, identityExtension, principalNodes, sshExtensionsOf } from "./user-cert-content.ts";
+import {
+  certPrincipals,
+  principalNodes,
+  sshExtensionsOf,
+  userIdentityExtension,
+} from "./user-cert-content.ts";
 import { checkRelyingParty, type RelyingParty, WebAuthnStore } from "./webauthn.ts";
 
 /** CA material auth uses: the user-certificate signer and everything GetPublicKeys publishes. */
@@ -761,9 +766,10 @@ export class AuthService {
     IssueUserCerts: unary(async (req, caller) => {
       const user = requireUser(caller);
       const checker = this.#checkerOrDeny(user.username);
+      const opts = checker.options();
       // The interceptor already confines such sessions to enrolment; this is the certificate's own
       // guard, so no path to a certificate skips the second factor a role asks for.
-      if (checker.options().requireMfa && !user.sessionMfa)
+      if (opts.requireMfa && !user.sessionMfa)
         throw new AccessDeniedError("your roles require multi-factor authentication for certificates");
       let key: ReturnType<typeof parseSshPublicKey>;
       try {
@@ -778,7 +784,6 @@ export class AuthService {
         req.node || undefined,
       );
       if (principals.length === 0) throw new AccessDeniedError("the user's roles grant no logins");
-      const opts = checker.options();
       if (!Number.isInteger(req.ttl_seconds) || req.ttl_seconds < 0)
         throw new BadParameterError("ttl_seconds must be >= 0");
       const ttlMs =
@@ -800,19 +805,20 @@ export class AuthService {
         validAfter,
         validBefore,
         extensions,
-        valueExtensions: identityExtension({
-          kind: "user",
-          name: user.username,
-          roles: [...checker.roleNames],
-          traits: this.#user(user.username)?.spec.traits ?? {},
-        }),
+        // The same (sealed) object per user and roles: the signer reuses its encoding.
+        valueExtensions: userIdentityExtension(
+          checker,
+          user.username,
+          this.#user(user.username)?.spec.traits,
+        ),
       });
       // Journaled before it is handed out: a lock on the user reaches agentless nodes' KRLs.
       await this.#journal.record({
         keyId,
         kind: "user",
         name: user.username,
-        roles: [...checker.roleNames],
+        // Copied by the journal when it stores them.
+        roles: checker.roleNames,
         validBefore,
         certBlob: cert.blob,
         caKeyBlob: cert.caKeyBlob,

@@ -3,18 +3,31 @@
 // decision reads (core/rbac/cert-identity.ts), and the principals. One place, so the three issuers
 // cannot drift apart (docs/rbac.md, "Where each decision is made").
 import type { Backend } from "../../core/backend/backend.ts";
-import type { SshCertExtension } from "../../core/certs/ssh-cert.ts";
+import { type SshCertExtension, sealValueExtensions } from "../../core/certs/ssh-cert.ts";
 import type { Clock } from "../../core/clock.ts";
 import { AccessDeniedError, NotFoundError } from "../../core/errors.ts";
 import type { AccessChecker } from "../../core/rbac/access-checker.ts";
 import { type CertIdentity, encodeCertIdentity, nodePrincipal } from "../../core/rbac/cert-identity.ts";
+import type { Traits } from "../../core/rbac/template.ts";
 import { cachedAgentlessNodes, listAgentlessIds } from "./agentless-index.ts";
 import { NodeStore } from "./nodes.ts";
 
 /** OpenSSH refuses certificates with more principals than this (and so does our signer). */
 export const MAX_CERT_PRINCIPALS = 256;
 
-export function sshExtensionsOf(checker: AccessChecker): SshCertExtension[] {
+/** Per checker: its merged options are fixed when it is built. */
+const extensionsOf = new WeakMap<AccessChecker, readonly SshCertExtension[]>();
+
+export function sshExtensionsOf(checker: AccessChecker): readonly SshCertExtension[] {
+  let out = extensionsOf.get(checker);
+  if (!out) {
+    out = Object.freeze(permitExtensions(checker));
+    extensionsOf.set(checker, out);
+  }
+  return out;
+}
+
+function permitExtensions(checker: AccessChecker): SshCertExtension[] {
   const o = checker.options();
   const out: SshCertExtension[] = [];
   if (o.permitPty) out.push("permit-pty");
@@ -27,6 +40,32 @@ export function sshExtensionsOf(checker: AccessChecker): SshCertExtension[] {
 
 export function identityExtension(identity: CertIdentity): Record<string, string> {
   return encodeCertIdentity(identity);
+}
+
+/** The last identity extension built per checker, with what it was built from. */
+const userIdentities = new WeakMap<
+  AccessChecker,
+  { name: string; traits: Traits | undefined; ext: Readonly<Record<string, string>> }
+>();
+
+/**
+ * A user's identity extension, sealed (ssh-cert.ts sealValueExtensions) so the signer caches its
+ * encoding by identity. The same for every certificate of a user until a role or the user changes:
+ * a checker's role names are fixed, and sources replace a User object on every change rather than
+ * edit it (core/sources/cache.ts), so the same checker, name and traits object is the same content.
+ */
+export function userIdentityExtension(
+  checker: AccessChecker,
+  name: string,
+  traits: Traits | undefined,
+): Readonly<Record<string, string>> {
+  const hit = userIdentities.get(checker);
+  if (hit && hit.name === name && hit.traits === traits) return hit.ext;
+  const ext = sealValueExtensions(
+    identityExtension({ kind: "user", name, roles: [...checker.roleNames], traits: traits ?? {} }),
+  );
+  userIdentities.set(checker, { name, traits, ext });
+  return ext;
 }
 
 /**
@@ -60,6 +99,18 @@ export interface PrincipalNode {
   agentless: boolean;
 }
 
+/** Per checker: its roles and lock option are fixed when it is built, so are the logins. */
+const loginsOf = new WeakMap<AccessChecker, readonly string[]>();
+
+function unscopedLogins(checker: AccessChecker): readonly string[] {
+  let logins = loginsOf.get(checker);
+  if (!logins) {
+    logins = Object.freeze(checker.loginsFor());
+    loginsOf.set(checker, logins);
+  }
+  return logins;
+}
+
 /**
  * The principals of a certificate.
  * - Plain logins (every login the roles grant somewhere): agent nodes accept a login only after
@@ -80,7 +131,7 @@ export function certPrincipals(
     if (logins.length === 0) throw new AccessDeniedError("the user's roles grant no logins on this node");
     return node.agentless ? [...logins, ...logins.map((l) => nodePrincipal(l, node.id))] : logins;
   }
-  const out = checker.loginsFor();
+  const out = [...unscopedLogins(checker)];
   if (out.length === 0) return out;
   for (const node of nodes) {
     if (!node.agentless) continue;
