@@ -92,6 +92,7 @@ import { SsoUsers } from "./sso/users.ts";
 import { TrustFeed, trustFeedSources } from "./trust-feed.ts";
 import {
   certPrincipals,
+  isoTime,
   principalNodes,
   sshExtensionsOf,
   userIdentityExtension,
@@ -835,11 +836,13 @@ export class AuthService {
           key_id: keyId,
           serial: cert.serial.toString(),
           principals,
-          valid_before: validBefore.toISOString(),
+          valid_before: isoTime(validBefore.getTime()),
           public_key_fingerprint: sshFingerprint(key.blob),
         },
       });
-      const pub = await this.#d.keys.publicKeys();
+      const keys = this.#d.keys.publicKeys();
+      // Usually at hand: no await (and its turn) for a value that is not a promise.
+      const pub = keys instanceof Promise ? await keys : keys;
       return {
         ssh_certificate: cert.line,
         principals,
