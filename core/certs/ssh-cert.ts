@@ -128,23 +128,58 @@ function parseCidr(entry: string): { addr: string; prefix: number; family: "ipv4
   return { addr, prefix, family: v === 4 ? "ipv4" : "ipv6" };
 }
 
-const toU64Seconds = (d: Date, what: string): bigint => {
+/** Whole seconds since the epoch (a Date's range fits a uint64 and a double exactly). */
+const toU64Seconds = (d: Date, what: string): number => {
   const ms = d.getTime();
   if (!Number.isFinite(ms) || ms < 0) throw new BadParameterError(`${what} is not a valid time`);
-  return BigInt(Math.floor(ms / 1000));
+  return Math.floor(ms / 1000);
 };
 
 const EMPTY = Buffer.alloc(0);
 
+// The certificate is written into one buffer sized exactly beforehand (checked at the end), so
+// these write bytes directly: Buffer's own writers check bounds and call into C++ per field.
+
+/** Writes a uint32 at `o`; returns the offset after it. */
+function putU32(buf: Buffer, o: number, v: number): number {
+  buf[o] = v >>> 24;
+  buf[o + 1] = v >>> 16;
+  buf[o + 2] = v >>> 8;
+  buf[o + 3] = v;
+  return o + 4;
+}
+
+/** Writes a uint64 (a non-negative safe integer) at `o`. */
+function putU64(buf: Buffer, o: number, v: number): number {
+  return putU32(buf, putU32(buf, o, Math.floor(v / 0x1_0000_0000)), v >>> 0);
+}
+
+/** UTF-8 length; short ASCII (key ids, principals, type names) counted without a native call. */
+function utf8Length(v: string): number {
+  if (v.length > 64) return Buffer.byteLength(v);
+  for (let i = 0; i < v.length; i++) if (v.charCodeAt(i) > 0x7f) return Buffer.byteLength(v);
+  return v.length;
+}
+
 /** Writes an SSH string at `o`; returns the offset after it. */
 function putStr(buf: Buffer, o: number, v: string): number {
+  const len = v.length;
+  if (len <= 64) {
+    let i = 0;
+    for (; i < len; i++) {
+      const c = v.charCodeAt(i);
+      if (c > 0x7f) break;
+      buf[o + 4 + i] = c;
+    }
+    if (i === len) return putU32(buf, o, len) + len;
+  }
   const n = buf.write(v, o + 4, "utf8");
-  buf.writeUInt32BE(n, o);
+  putU32(buf, o, n);
   return o + 4 + n;
 }
 
 function putBytes(buf: Buffer, o: number, v: Buffer): number {
-  buf.writeUInt32BE(v.length, o);
+  putU32(buf, o, v.length);
   return o + 4 + v.copy(buf, o + 4);
 }
 
@@ -161,21 +196,22 @@ function randomChunk(n: number): Buffer {
   return out;
 }
 
-const subjectCache = new WeakMap<KeyObject, { keyType: SshKeyType; body: Buffer }>();
+const subjectCache = new WeakMap<KeyObject, { type: SshKeyType; blob: Buffer }>();
 
-/** The subject key's type and the key fields after the type name, without re-encoding a parsed key. */
-function subjectKey(k: KeyObject | string | SshPublicKey): { keyType: SshKeyType; body: Buffer } {
+/**
+ * The subject key's type and wire blob, without re-encoding a parsed key; the certificate holds
+ * the blob's key fields (after the type name).
+ */
+function subjectKey(k: KeyObject | string | SshPublicKey): { type: SshKeyType; blob: Buffer } {
   if (k instanceof KeyObject) {
     let hit = subjectCache.get(k);
     if (!hit) {
-      const keyType = sshKeyType(k);
-      hit = { keyType, body: sshPublicKeyBlob(k).subarray(4 + keyType.length) };
+      hit = { type: sshKeyType(k), blob: sshPublicKeyBlob(k) };
       subjectCache.set(k, hit);
     }
     return hit;
   }
-  const parsed = typeof k === "string" ? parseSshPublicKey(k) : k;
-  return { keyType: parsed.type, body: parsed.blob.subarray(4 + parsed.type.length) };
+  return typeof k === "string" ? parseSshPublicKey(k) : k;
 }
 
 /** A signed certificate; the text line is built on first use. */
@@ -273,7 +309,10 @@ export class SshCertSigner {
   sign(req: SshCertificateRequest): SshCertificate {
     if (req.type !== "user" && req.type !== "host")
       throw new BadParameterError("certificate type must be user or host");
-    const { keyType, body } = subjectKey(req.publicKey);
+    const subject = subjectKey(req.publicKey);
+    const keyType = subject.type;
+    const bodyStart = 4 + keyType.length;
+    const bodyLength = subject.blob.length - bodyStart;
     const keyId = checkText(req.keyId, "key id");
     if (
       !Array.isArray(req.principals) ||
@@ -330,16 +369,16 @@ export class SshCertSigner {
     const certType = CERT_TYPES[keyType];
     const sigLen = 4 + (4 + 11) + (4 + 64);
     let principalsLen = 0;
-    for (const p of req.principals) principalsLen += 4 + Buffer.byteLength(p);
+    for (const p of req.principals) principalsLen += 4 + utf8Length(p);
     const signedLen =
       4 +
       certType.length +
       36 +
-      body.length +
+      bodyLength +
       8 +
       4 +
       4 +
-      Buffer.byteLength(keyId) +
+      utf8Length(keyId) +
       4 +
       principalsLen +
       16 +
@@ -352,22 +391,22 @@ export class SshCertSigner {
       this.#caBlob.length;
     const blob = Buffer.allocUnsafe(signedLen + sigLen);
     let o = putStr(blob, 0, certType);
-    o = blob.writeUInt32BE(32, o);
+    o = putU32(blob, o, 32);
     o += rnd.copy(blob, o, 0, 32);
-    o += body.copy(blob, o);
+    o += subject.blob.copy(blob, o, bodyStart);
     o = blob.writeBigUInt64BE(serial, o);
-    o = blob.writeUInt32BE(req.type === "user" ? 1 : 2, o);
+    o = putU32(blob, o, req.type === "user" ? 1 : 2);
     o = putStr(blob, o, keyId);
-    o = blob.writeUInt32BE(principalsLen, o);
+    o = putU32(blob, o, principalsLen);
     for (const p of req.principals) o = putStr(blob, o, p);
-    o = blob.writeBigUInt64BE(after, o);
-    o = blob.writeBigUInt64BE(before, o);
+    o = putU64(blob, o, after);
+    o = putU64(blob, o, before);
     o = putBytes(blob, o, critical);
     o = putBytes(blob, o, exts);
-    o = blob.writeUInt32BE(0, o);
+    o = putU32(blob, o, 0);
     o = putBytes(blob, o, this.#caBlob);
     const signature = sign(null, blob.subarray(0, o), this.#caKey);
-    o = blob.writeUInt32BE(4 + 11 + 4 + signature.length, o);
+    o = putU32(blob, o, 4 + 11 + 4 + signature.length);
     o = putStr(blob, o, "ssh-ed25519");
     o = putBytes(blob, o, signature);
     if (o !== blob.length) throw new Error("certificate length mismatch");
