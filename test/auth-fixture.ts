@@ -157,6 +157,8 @@ export async function startAuthEnv(
     lockout?: LockoutPolicy;
     clock?: Clock;
     heartbeatIntervalSeconds?: number;
+    /** How long auth keeps a session it read (server/auth/session-memo.ts); its default otherwise. */
+    sessionMemoMaxAgeMs?: number;
     /** Application access (public URL, App CA key); without it the app RPCs are UNIMPLEMENTED. */
     apps?: AuthServiceDeps["apps"];
   } = {},
@@ -177,6 +179,7 @@ export async function startAuthEnv(
     port: 0,
     ...(opts.lockout ? { lockout: opts.lockout } : {}),
     ...(opts.heartbeatIntervalSeconds ? { heartbeatIntervalSeconds: opts.heartbeatIntervalSeconds } : {}),
+    ...(opts.sessionMemoMaxAgeMs !== undefined ? { sessionMemoMaxAgeMs: opts.sessionMemoMaxAgeMs } : {}),
     ...(opts.apps ? { apps: opts.apps } : {}),
   });
   const clients: AuthServiceClient[] = [];

@@ -1,12 +1,16 @@
 // Two auth replicas on one PostgreSQL: a session created through one is valid on the other, and
-// logout (or a lockout) on one is effective on the other at once.
+// logout (or a lockout) on one is effective on the other at once, or, for a session the other had
+// just read and keeps (server/auth/session-memo.ts), when the backend's notification reaches it.
 import { status } from "@grpc/grpc-js";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Backend } from "../core/backend/backend.ts";
 import { openPostgresBackend } from "../core/backend/postgres.ts";
+import { PostgresNotifier } from "../core/backend/postgres-notify.ts";
 import { systemClock } from "../core/clock.ts";
 import { MemorySource } from "../core/sources/memory.ts";
 import { agentMetadata, callUnary, userMetadata } from "../server/auth/client.ts";
+import { hashSecret } from "../server/auth/sessions.ts";
 import {
   type AuthTestEnv,
   makePki,
@@ -16,6 +20,7 @@ import {
   testResources,
 } from "./auth-fixture.ts";
 import { dropSchema, testPostgresUrl, uniqueSchemaName } from "./harness/postgres.ts";
+import { until } from "./harness/svcd.ts";
 
 const url = testPostgresUrl();
 const schema = uniqueSchemaName("auth_replicas");
@@ -31,8 +36,20 @@ beforeAll(async () => {
     );
   }
   const [ba, bb] = backends as [Backend, Backend];
-  a = await startAuthEnv({ backend: ba, pki, source: new MemorySource(testResources()) });
-  b = await startAuthEnv({ backend: bb, pki, source: new MemorySource(testResources()) });
+  // A minute of memory: a refusal seen sooner came from a notification or a loss of them.
+  const sessionMemoMaxAgeMs = 60_000;
+  a = await startAuthEnv({
+    backend: ba,
+    pki,
+    source: new MemorySource(testResources()),
+    sessionMemoMaxAgeMs,
+  });
+  b = await startAuthEnv({
+    backend: bb,
+    pki,
+    source: new MemorySource(testResources()),
+    sessionMemoMaxAgeMs,
+  });
 });
 afterAll(async () => {
   await a?.close();
@@ -60,6 +77,63 @@ describe("auth replicas sharing PostgreSQL", () => {
     }
   });
 
+  const login = async (env: AuthTestEnv): Promise<string> => {
+    const r = await callUnary(env.client, "AuthenticateLocal", {
+      username: "bob",
+      password: PASSWORD,
+      client_address: "",
+    });
+    return r.session?.session_id ?? "";
+  };
+  const sessionCode = async (env: AuthTestEnv, id: string): Promise<number> =>
+    (await statusOf(callUnary(env.client, "GetSession", {}, userMetadata(id)))).code;
+
+  it("a session one replica keeps is refused there once a logout on the other is heard", async () => {
+    const id = await login(a);
+    expect(await sessionCode(a, id)).toBe(status.OK);
+    // Kept by A: removed behind both replicas' backs (no notification), A still answers it.
+    const direct = await sqlClient();
+    try {
+      const other = await login(a);
+      expect(await sessionCode(a, other)).toBe(status.OK);
+      await direct.query(`DELETE FROM ${schema}.items WHERE key = $1`, [`web-sessions/${hashSecret(other)}`]);
+      expect(await sessionCode(a, other)).toBe(status.OK);
+      expect(await sessionCode(b, other)).toBe(status.UNAUTHENTICATED);
+    } finally {
+      await direct.end();
+    }
+    await callUnary(b.client, "DeleteSession", {}, userMetadata(id));
+    expect(await sessionCode(b, id)).toBe(status.UNAUTHENTICATED);
+    await until(
+      "replica A hears the logout",
+      async () => (await sessionCode(a, id)) === status.UNAUTHENTICATED,
+      10_000,
+    );
+  });
+
+  it("a replica that loses its notifications drops what it keeps and reads the backend", async () => {
+    const id = await login(a);
+    expect(await sessionCode(a, id)).toBe(status.OK);
+    const direct = await sqlClient();
+    try {
+      await direct.query(`DELETE FROM ${schema}.items WHERE key = $1`, [`web-sessions/${hashSecret(id)}`]);
+      expect(await sessionCode(a, id)).toBe(status.OK);
+      // The listening connections of both replicas (named after the schema).
+      const killed = await direct.query(
+        "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1 AND pid <> pg_backend_pid()",
+        [new PostgresNotifier(url, schema).applicationName],
+      );
+      expect(killed.rowCount).toBe(2);
+    } finally {
+      await direct.end();
+    }
+    await until(
+      "replica A reads the session again",
+      async () => (await sessionCode(a, id)) === status.UNAUTHENTICATED,
+      10_000,
+    );
+  });
+
   it("nodes heartbeating to one replica are listed by the other", async () => {
     const agent = await a.agentClient("pg-node");
     await callUnary(
@@ -77,3 +151,9 @@ describe("auth replicas sharing PostgreSQL", () => {
     expect(nodes.nodes.map((n) => [n.hostname, n.status])).toContainEqual(["pg-node", "online"]);
   });
 });
+
+async function sqlClient(): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  return c;
+}

@@ -85,6 +85,7 @@ import {
 } from "./recordings.ts";
 import { type Assigner, assertMayAssign } from "./role-assignment.ts";
 import { SessionFeed } from "./session-feed.ts";
+import { SessionMemo } from "./session-memo.ts";
 import { hashSecret, SessionStore, type WebSession } from "./sessions.ts";
 import { authorizeSshLogin, type SshLoginDeps } from "./ssh-login.ts";
 import { SsoFlow, type SsoOptions } from "./sso/flow.ts";
@@ -129,6 +130,8 @@ export interface AuthServiceDeps {
   lockout?: LockoutPolicy;
   /** Web session lifetime (config auth.session_ttl); default 12 h. */
   sessionTtlMs?: number;
+  /** How long a session just read answers from memory at most (session-memo.ts); 0: never. */
+  sessionMemoMaxAgeMs?: number;
   /**
    * The WebAuthn relying party (RP ID, name, origin: the proxy's public address). When set, a
    * request naming another one is refused; only tests and old proxies leave it unset.
@@ -291,10 +294,20 @@ export class AuthService {
   constructor(deps: AuthServiceDeps) {
     this.#d = deps;
     this.#journal = new CertJournal({ backend: deps.backend, clock: deps.clock });
-    this.sessionFeed = new SessionFeed({ backend: deps.backend, logger: deps.logger });
+    // Made first: the feed may report that it listens while it is being made (SQLite).
+    const memo = new SessionMemo({
+      now: () => deps.clock.now().getTime(),
+      ...(deps.sessionMemoMaxAgeMs !== undefined ? { maxAgeMs: deps.sessionMemoMaxAgeMs } : {}),
+    });
+    this.sessionFeed = new SessionFeed({
+      backend: deps.backend,
+      logger: deps.logger,
+      observer: { revoked: (hashes) => memo.forget(hashes), listening: (on) => memo.setTrusted(on) },
+    });
     this.sessions = new SessionStore({
       backend: deps.backend,
       clock: deps.clock,
+      memo,
       onRevoked: (user, hashes) => this.sessionFeed.revoked(user, hashes),
       // A web session's app sessions end with it (logout, revokeAll on deletion or lock).
       afterRevoked: async (user, hashes) => this.apps?.webSessionsEnded(user, hashes),

@@ -46,6 +46,11 @@ export interface SessionFeedOptions {
   keepaliveSeconds?: number;
   /** Events kept for resuming. */
   ringSize?: number;
+  /**
+   * Told what this replica's own memory of sessions must follow (session-memo.ts): revocations
+   * heard from other replicas, and whether they are heard at all now.
+   */
+  observer?: { revoked(hashes: string[]): void; listening(on: boolean): void };
 }
 
 /** Only proxies watch sessions; nodes, bots, users and anonymous callers are refused. */
@@ -177,6 +182,10 @@ export class SessionFeed {
   /** Ends every stream (OK status) and stops listening: auth is shutting down. */
   async close(): Promise<void> {
     this.#closed = true;
+    if (this.#listening) {
+      this.#listening = false;
+      this.#o.observer?.listening(false);
+    }
     for (const off of this.#unfollow.splice(0)) off();
     this.#watchers.endAll();
     const off = this.#unsubscribe;
@@ -200,6 +209,7 @@ export class SessionFeed {
   #setListening(on: boolean): void {
     if (on === this.#listening) return;
     this.#listening = on;
+    this.#o.observer?.listening(on);
     if (on) {
       this.#o.logger.info("listening for session changes; WatchSessions serves");
       return;
@@ -225,10 +235,9 @@ export class SessionFeed {
     if (msg === null || typeof msg !== "object") return;
     const { o, u, h } = msg as { o?: unknown; u?: unknown; h?: unknown };
     if (o === this.#origin || typeof u !== "string" || !Array.isArray(h)) return;
-    for (const hash of h) {
-      if (typeof hash === "string" && HASH.test(hash))
-        this.#apply({ kind: "revoked", session_hash: hash, username: u });
-    }
+    const hashes = h.filter((hash): hash is string => typeof hash === "string" && HASH.test(hash));
+    this.#o.observer?.revoked(hashes);
+    for (const hash of hashes) this.#apply({ kind: "revoked", session_hash: hash, username: u });
   }
 
   #apply(change: Change): void {

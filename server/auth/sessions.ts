@@ -11,6 +11,7 @@ import type { Backend } from "../../core/backend/backend.ts";
 import type { Clock } from "../../core/clock.ts";
 import { isNotFound, NotAuthenticatedError } from "../../core/errors.ts";
 import type { JsonObject } from "../../core/json.ts";
+import type { SessionMemo } from "./session-memo.ts";
 
 export const SESSION_TTL_MS = 12 * 60 * 60 * 1000;
 const SESSION_PREFIX = "web-sessions/";
@@ -60,11 +61,13 @@ export class SessionStore {
   readonly #ttlMs: number;
   readonly #onRevoked: ((username: string, hashes: string[]) => void) | undefined;
   readonly #afterRevoked: ((username: string, hashes: string[]) => Promise<void>) | undefined;
+  readonly #memo: SessionMemo | undefined;
 
   /**
    * `onRevoked`: told after sessions are gone from the backend (the proxies' feed, session-feed.ts).
    * `afterRevoked`: awaited after that, before revoke/revokeAll return (the app sessions made from
    * them end: apps/access.ts), so a logout that answered has ended them; it must not throw.
+   * `memo`: sessions just read, kept a few seconds (session-memo.ts); revocations here drop theirs.
    */
   constructor(deps: {
     backend: Backend;
@@ -72,12 +75,14 @@ export class SessionStore {
     ttlMs?: number;
     onRevoked?: (username: string, hashes: string[]) => void;
     afterRevoked?: (username: string, hashes: string[]) => Promise<void>;
+    memo?: SessionMemo;
   }) {
     this.#backend = deps.backend;
     this.#clock = deps.clock;
     this.#ttlMs = deps.ttlMs ?? SESSION_TTL_MS;
     this.#onRevoked = deps.onRevoked;
     this.#afterRevoked = deps.afterRevoked;
+    this.#memo = deps.memo;
   }
 
   get ttlMs(): number {
@@ -126,7 +131,13 @@ export class SessionStore {
     return this.#validated(hashSecret(id));
   }
 
-  async #validated(hash: string): Promise<WebSession> {
+  #validated(hash: string): Promise<WebSession> {
+    const kept = this.#memo?.get(hash);
+    return kept !== undefined ? Promise.resolve(kept) : this.#read(hash);
+  }
+
+  async #read(hash: string): Promise<WebSession> {
+    const begun = this.#memo?.begin() ?? 0;
     try {
       const item = await this.#backend.get(SESSION_PREFIX + hash);
       const v = item.value as JsonObject;
@@ -137,7 +148,7 @@ export class SessionStore {
       if (expires.getTime() <= this.#clock.now().getTime()) {
         throw new NotAuthenticatedError("invalid or expired session");
       }
-      return {
+      const session: WebSession = {
         username: String(v["username"]),
         hash,
         created: new Date(String(v["created"])),
@@ -147,6 +158,8 @@ export class SessionStore {
         scope: v["scope"] === "mfa_enrollment" ? "mfa_enrollment" : "full",
         ...(typeof v["connector"] === "string" ? { connector: v["connector"] } : {}),
       };
+      this.#memo?.keep(hash, session, begun);
+      return session;
     } catch (err) {
       if (isNotFound(err)) throw new NotAuthenticatedError("invalid or expired session");
       throw err;
@@ -177,6 +190,8 @@ export class SessionStore {
   /** Revokes one session by its hash (logout). */
   async revoke(username: string, hash: string): Promise<void> {
     await this.#backend.delete(SESSION_PREFIX + hash).catch(ignoreNotFound);
+    // After the delete: a read under way now is not kept, one that finished is dropped.
+    this.#memo?.forget([hash]);
     this.#onRevoked?.(username, [hash]);
     await this.#backend.delete(`${USER_INDEX_PREFIX}${username}/${hash}`).catch(ignoreNotFound);
     await this.#afterRevoked?.(username, [hash]);
@@ -199,6 +214,8 @@ export class SessionStore {
         gone.push(hash);
       }
     } finally {
+      // Every kept session of the user, also one the index may have missed.
+      this.#memo?.forgetUser(username);
       // Told even when a delete failed part way: the ones before it are gone.
       this.#onRevoked?.(username, gone);
     }
