@@ -126,6 +126,9 @@ export interface CheckedAuditEvent {
   fieldsText: string;
 }
 
+/** No NUL (PostgreSQL text cannot hold it) and no lone surrogate (no UTF-8 form). */
+const plainText = (s: string): boolean => !s.includes("\u0000") && s.isWellFormed();
+
 export function checkAuditInput(event: AuditEventInput, clock: Clock): CheckedAuditEvent {
   if (typeof event !== "object" || event === null)
     throw new BadParameterError("audit event must be an object");
@@ -149,10 +152,8 @@ export function checkAuditInput(event: AuditEventInput, clock: Clock): CheckedAu
   if (time === undefined) at = clock.now().getTime();
   else if (time instanceof Date && !Number.isNaN(time.getTime())) at = time.getTime();
   else throw new BadParameterError("time must be a valid date");
-  for (const s of [event_type, user_name]) {
-    if (s.includes("\u0000") || !s.isWellFormed())
-      throw new BadParameterError("audit names must be plain text");
-  }
+  if (!plainText(event_type) || !plainText(user_name))
+    throw new BadParameterError("audit names must be plain text");
   return {
     time: at,
     event_type,
