@@ -10,7 +10,6 @@
 import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { once } from "node:events";
-import { readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { Agent, request } from "node:https";
 import { connect } from "node:net";
@@ -22,6 +21,7 @@ import { createRootCa } from "../core/certs/x509.ts";
 import { systemClock } from "../core/clock.ts";
 import { freePort } from "../test/harness/ports.ts";
 import { toolPath } from "../test/harness/tools.ts";
+import { processCpuMs } from "./proc-cpu.ts";
 import type { BenchReport, BenchRow } from "./report.ts";
 import { percentile } from "./report.ts";
 
@@ -50,17 +50,6 @@ interface Sample {
   /** CPU per request of the svcd process (auth + proxy) and of the go-httpbin serving it, µs. */
   proxyCpuUs: number;
   upstreamCpuUs: number;
-}
-
-/** Whole-process CPU time in ms from /proc (Linux; NaN elsewhere). */
-function processCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    return (Number(fields[11]) + Number(fields[12])) * 10; // utime + stime, 100 ticks per second
-  } catch {
-    return Number.NaN;
-  }
 }
 
 interface Target {

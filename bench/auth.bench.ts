@@ -2,6 +2,8 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { availableParallelism, tmpdir } from "node:os";
 import { join } from "node:path";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
+import type { Backend } from "../core/backend/backend.ts";
+import { PostgresBackend } from "../core/backend/postgres.ts";
 import { SqliteBackend } from "../core/backend/sqlite.ts";
 import { generateSshKeyPair } from "../core/certs/ssh-keys.ts";
 import { systemClock } from "../core/clock.ts";
@@ -9,6 +11,8 @@ import { callUnary, createAuthClient, userMetadata } from "../server/auth/client
 import { LoginThrottle } from "../server/auth/login-throttle.ts";
 import { ARGON2_PARAMS, hashPassword, verifyPassword } from "../server/auth/passwords.ts";
 import { PASSWORD, startAuthEnv } from "../test/auth-fixture.ts";
+import { type PostgresServer, startPostgres, uniqueSchemaName } from "../test/harness/postgres.ts";
+import { processTreeCpuMs } from "./proc-cpu.ts";
 import { rawSign } from "./raw-sign.ts";
 import { type BenchReport, percentile } from "./report.ts";
 
@@ -95,17 +99,44 @@ if (!isMainThread && (workerData as { authBenchJob?: LoadJob } | null)?.authBenc
   );
 }
 
-/** Server (main-thread) CPU per completed call, µs: the main thread only serves while it waits. */
-async function measured(job: LoadJob): Promise<LoadResult & { serverCpuUs: number }> {
+/**
+ * Server (main-thread) CPU per completed call, µs: the main thread only serves while it waits.
+ * With PostgreSQL, also the database server's CPU per call (every postgres process, when local).
+ */
+async function measured(job: LoadJob): Promise<LoadResult & { serverCpuUs: number; dbCpuUs: number }> {
   let before = process.threadCpuUsage();
+  let db = Number.NaN;
   const r = await inWorker(job, () => {
     before = process.threadCpuUsage();
+    if (pg) db = processTreeCpuMs(pg.pid);
   });
   const used = process.threadCpuUsage(before);
-  return { ...r, serverCpuUs: (used.user + used.system) / Math.max(1, r.count) };
+  const n = Math.max(1, r.count);
+  const dbCpuUs = pg ? ((processTreeCpuMs(pg.pid) - db) * 1000) / n : Number.NaN;
+  return { ...r, serverCpuUs: (used.user + used.system) / n, dbCpuUs };
 }
 
 const ROUNDS = 3;
+
+/**
+ * SVC_BENCH_AUTH_BACKEND=postgres runs auth on PostgreSQL (a private server, or SVC_TEST_PG_URL),
+ * as several replicas run; the default is a file SQLite (WAL), the embedded default.
+ */
+const BACKEND = process.env.SVC_BENCH_AUTH_BACKEND ?? "sqlite";
+let pg: PostgresServer | undefined;
+
+async function openBenchBackend(dir: string): Promise<Backend> {
+  if (BACKEND === "sqlite")
+    return new SqliteBackend({ path: join(dir, "state.db"), clock: systemClock, sweepIntervalMs: 0 });
+  if (BACKEND !== "postgres") throw new Error("SVC_BENCH_AUTH_BACKEND is sqlite or postgres");
+  pg = await startPostgres();
+  return PostgresBackend.open({
+    connectionString: pg.url,
+    clock: systemClock,
+    schema: uniqueSchemaName("authbench"),
+    sweepIntervalMs: 0,
+  });
+}
 const median = (xs: number[]): number =>
   [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)] ?? Number.NaN;
 
@@ -126,6 +157,12 @@ function inWorker(job: LoadJob, onWarm: () => void = () => {}): Promise<LoadResu
   });
 }
 
+/** The database server's CPU per call, when it is a local PostgreSQL. */
+function dbNote(runs: Array<{ dbCpuUs: number }>): string {
+  const us = median(runs.map((r) => r.dbCpuUs));
+  return Number.isFinite(us) ? `, postgres ${us.toFixed(0)} us CPU/call` : "";
+}
+
 function sum<T>(xs: T[], key: { [K in keyof T]: T[K] extends number ? K : never }[keyof T]): number {
   return xs.reduce((a, x) => a + (x[key] as number), 0);
 }
@@ -143,9 +180,7 @@ async function singleHashMs(): Promise<number> {
  * µs per login of the throttle's bookkeeping, as server/auth/login.ts runs it: a right password
  * from an address new to the user, from a known address, and an attempt refused while waiting.
  */
-async function throttleCostUs(
-  backend: SqliteBackend,
-): Promise<{ fresh: number; known: number; refused: number }> {
+async function throttleCostUs(backend: Backend): Promise<{ fresh: number; known: number; refused: number }> {
   const t = new LoginThrottle(
     backend,
     systemClock,
@@ -183,7 +218,7 @@ export default async function bench(): Promise<BenchReport> {
   // A file database as in production (WAL): the audit append of every certificate is a real
   // commit, not an in-memory one.
   const dir = await mkdtemp(join(tmpdir(), "svc-auth-bench-"));
-  const backend = new SqliteBackend({ path: join(dir, "state.db"), clock: systemClock, sweepIntervalMs: 0 });
+  const backend = await openBenchBackend(dir);
   const env = await startAuthEnv({ backend });
   try {
     const sessionIds: string[] = [];
@@ -204,8 +239,8 @@ export default async function bench(): Promise<BenchReport> {
 
     const raws: number[] = [];
     const signCpus: number[] = [];
-    const certRuns: Array<LoadResult & { serverCpuUs: number }> = [];
-    const emptyRuns: Array<LoadResult & { serverCpuUs: number }> = [];
+    const certRuns: Array<LoadResult & { serverCpuUs: number; dbCpuUs: number }> = [];
+    const emptyRuns: Array<LoadResult & { serverCpuUs: number; dbCpuUs: number }> = [];
     for (let round = 0; round < ROUNDS; round++) {
       const r = rawSign(2000);
       raws.push(r.rate);
@@ -232,7 +267,7 @@ export default async function bench(): Promise<BenchReport> {
     const loginRate = logins.count / (logins.elapsedMs / 1000);
 
     return {
-      title: "auth gRPC (IssueUserCerts, AuthenticateLocal)",
+      title: `auth gRPC (IssueUserCerts, AuthenticateLocal), ${BACKEND === "postgres" ? "PostgreSQL" : "file SQLite"}`,
       rows: [
         {
           name: "raw Ed25519 crypto.sign, 1 core (baseline)",
@@ -246,7 +281,7 @@ export default async function bench(): Promise<BenchReport> {
           unit: "certs",
           p50Ms: percentile(certs.latenciesMs, 50),
           p99Ms: percentile(certs.latenciesMs, 99),
-          note: `median of ${ROUNDS}, ${certs.errors} errors, server ${certCpuUs.toFixed(0)} us CPU/call`,
+          note: `median of ${ROUNDS}, ${certs.errors} errors, server ${certCpuUs.toFixed(0)} us CPU/call${dbNote(certRuns)}`,
         },
         {
           name: "GetClusterInfo (no work) over gRPC, 32 in flight",
@@ -254,7 +289,7 @@ export default async function bench(): Promise<BenchReport> {
           unit: "calls",
           p50Ms: percentile(empty.latenciesMs, 50),
           p99Ms: percentile(empty.latenciesMs, 99),
-          note: `transport floor, server ${emptyCpuUs.toFixed(0)} us CPU/call`,
+          note: `transport floor, server ${emptyCpuUs.toFixed(0)} us CPU/call${dbNote(emptyRuns)}`,
         },
         {
           name: `argon2id bound: ${cores} cores / ${hashMs.toFixed(1)} ms`,
@@ -271,7 +306,7 @@ export default async function bench(): Promise<BenchReport> {
           note: `${logins.errors} errors`,
         },
         {
-          name: "login throttle bookkeeping, file SQLite",
+          name: "login throttle bookkeeping",
           perSecond: 1e6 / throttle.fresh,
           unit: "logins",
           note: `new address ${throttle.fresh.toFixed(0)} us, known address ${throttle.known.toFixed(0)} us, refused attempt ${throttle.refused.toFixed(0)} us`,
@@ -304,6 +339,7 @@ export default async function bench(): Promise<BenchReport> {
   } finally {
     await env.close();
     await backend.close();
+    await pg?.stop();
     await rm(dir, { recursive: true, force: true });
   }
 }

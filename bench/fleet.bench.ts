@@ -18,7 +18,7 @@
 // writes auth's CPU profile of the measured heartbeat window there.
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { readdirSync, readFileSync } from "node:fs";
+import { readdirSync } from "node:fs";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:https";
 import { tmpdir } from "node:os";
@@ -32,6 +32,7 @@ import { proxyDefaults } from "../server/proxy/config.ts";
 import { PASSWORD, testResources } from "../test/auth-fixture.ts";
 import { PUBLIC_HOST, startProxySide } from "../test/proxy-fixture.ts";
 import { HttpsClient } from "../test/proxy-https-client.ts";
+import { processCpuMs } from "./proc-cpu.ts";
 import { startInventoryProxy } from "./proxy-inventory.ts";
 import type { BenchRatio, BenchReport, BenchRow } from "./report.ts";
 import { formatReport, percentile } from "./report.ts";
@@ -44,18 +45,6 @@ const LIST_SECONDS = 5;
 const LIST_CONNECTIONS = 8;
 const CPU_GOAL = 0.2;
 const LIST_GOAL_MS = 100;
-
-/** Whole-process CPU time of another process in ms, from /proc (Linux only). */
-function processCpuMs(pid: number | undefined): number {
-  if (pid === undefined) return Number.NaN;
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]?.split(" ") ?? [];
-    // utime and stime are fields 14 and 15 of stat, in clock ticks (100 per second on Linux).
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
-}
 
 interface Lines {
   child: ChildProcess;

@@ -21,6 +21,8 @@ export interface PostgresServer {
   url: string;
   /** True when the server came from SVC_TEST_PG_URL and is not ours to stop. */
   external: boolean;
+  /** The server's main process (postmaster), when it is ours: benches read its CPU time. */
+  pid?: number;
   stop(): Promise<void>;
 }
 
@@ -146,6 +148,7 @@ export async function startPostgres(
         if (attempt >= 3) throw err;
       }
     }
+    const pid = Number(readFileSync(join(data, "postmaster.pid"), "utf8").split("\n")[0]);
     const adminUrl = `postgres://postgres@127.0.0.1:${port}/postgres`;
     const client = new pg.Client({ connectionString: adminUrl });
     await client.connect();
@@ -163,10 +166,11 @@ export async function startPostgres(
       return {
         url: `postgres://postgres:${password}@${network.address}:${port}/${DATABASE}`,
         external: false,
+        pid,
         stop,
       };
     }
-    return { url: `postgres://postgres@127.0.0.1:${port}/${DATABASE}`, external: false, stop };
+    return { url: `postgres://postgres@127.0.0.1:${port}/${DATABASE}`, external: false, pid, stop };
   } catch (err) {
     const tail = existsSync(log) ? readFileSync(log, "utf8").slice(-2000) : "";
     await stop();
