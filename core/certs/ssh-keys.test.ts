@@ -82,6 +82,53 @@ describe("ssh public key lines", () => {
     }
   });
 
+  it("agree with the regular expression on generated lines (parts or refusal message)", () => {
+    // Deterministic: a small linear congruential generator, so a failure repeats.
+    let seed = 17;
+    const next = (n: number) => {
+      seed = (seed * 1103515245 + 12345) % 2 ** 31;
+      return seed % n;
+    };
+    const pick = (xs: readonly string[]) => xs[next(xs.length)] as string;
+    const seps = [" ", "  ", "\t", "\u00a0", "\u2028", "\u3000", "\ufeff", "", "\n", "x"];
+    const words = [edType, "ssh-rsa", "x", "é", "ssh-ed25519\0", ""];
+    const b64s = [
+      edB64,
+      `${edB64}=`,
+      edB64.slice(0, 12),
+      "AAAA",
+      "AA==",
+      "AAB=",
+      "AAA=",
+      "A===",
+      "",
+      `${edB64}$`,
+    ];
+    const comments = ["", "me@host", "a b", "é", "\u2028", "x\u2029y", "=", "\0", "\r"];
+    const strays = ["=", "$", "\t", "\n", "\u2028", "A", " "];
+    const seen = new Set<string>();
+    for (let i = 0; i < 5000; i++) {
+      let line = `${pick(["", " ", "\t"])}${pick(words)}${pick(seps)}${pick(b64s)}`;
+      if (next(2) === 0) line += `${pick(seps)}${pick(comments)}`;
+      if (next(4) === 0) {
+        const at = next(line.length + 1);
+        line = `${line.slice(0, at)}${pick(strays)}${line.slice(at)}`;
+      }
+      const ref = outcome(() => referenceSplit(line));
+      const got = outcome(() => {
+        const k = parseSshPublicKey(line);
+        return { word: k.type, b64: k.blob.toString("base64"), comment: k.comment };
+      });
+      seen.add(got.startsWith("refused") ? got : "accepted");
+      if (ref.startsWith("refused") || !got.startsWith("refused")) expect([line, got]).toEqual([line, ref]);
+      else expect(got).not.toMatch(/look like|base64 is malformed|one non-empty/);
+    }
+    // The lines reach every outcome: accepted, and each refusal of the line's shape.
+    expect(seen).toContain("accepted");
+    for (const m of ["look like", "base64 is malformed", "one non-empty"])
+      expect([...seen].some((x) => x.includes(m))).toBe(true);
+  });
+
   it("refuses non-canonical base64 the way re-encoding did, for every trailing character", () => {
     const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let refused = 0;
