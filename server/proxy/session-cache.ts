@@ -108,6 +108,8 @@ export class SessionCache {
   readonly #max: number;
   /** Map order is recency: a hit moves its entry to the end. */
   readonly #entries = new Map<string, Entry>();
+  /** The key last set or moved: the last entry of #entries while it is there (every set appends). */
+  #newest: string | undefined;
   /** Bumped by everything that may invalidate: a fill that began before it is stored stale. */
   #gen = 0;
   /**
@@ -259,8 +261,13 @@ export class SessionCache {
       this.#state === "live" &&
       now - entry.askedAt < (this.#o.maxAgeMs ?? SESSION_MAX_AGE_MS)
     ) {
-      this.#entries.delete(key);
-      this.#entries.set(key, entry);
+      // Moved to the end (recency) unless it is there already: a delete and set on a small Map
+      // rehashes it every few calls.
+      if (key !== this.#newest) {
+        this.#entries.delete(key);
+        this.#entries.set(key, entry);
+        this.#newest = key;
+      }
       this.#hits?.inc();
       return entry.info;
     }
@@ -278,6 +285,7 @@ export class SessionCache {
     if (this.#entries.get(key)?.revoked) throw new NotAuthenticatedError("invalid or expired session");
     this.#entries.delete(key);
     this.#entries.set(key, { info, stale: gen !== this.#gen, askedAt: now });
+    this.#newest = key;
     if (this.#entries.size > this.#max) {
       const oldest = this.#entries.keys().next().value;
       if (oldest !== undefined) this.#entries.delete(oldest);

@@ -28,6 +28,8 @@ export interface TokenBucketOptions {
 
 export class TokenBuckets {
   readonly #buckets = new Map<string, { tokens: number; at: number }>();
+  /** the key last taken from: the Map's last entry */
+  #newest: string | undefined;
   readonly #o: Required<TokenBucketOptions>;
 
   constructor(o: TokenBucketOptions) {
@@ -38,17 +40,28 @@ export class TokenBuckets {
   take(key: string): number {
     const { perSecond, burst, maxKeys } = this.#o;
     const now = this.#o.now();
-    const b = this.#buckets.get(key);
+    let b = this.#buckets.get(key);
     let tokens = burst;
     if (b !== undefined) {
       tokens = Math.min(burst, b.tokens + ((now - b.at) / 1000) * perSecond);
-      this.#buckets.delete(key); // re-inserted below: Map order is recency order
-    } else if (this.#buckets.size >= maxKeys) {
-      const oldest = this.#buckets.keys().next().value;
-      if (oldest !== undefined) this.#buckets.delete(oldest);
+      // Map order is recency order: moved to the end, unless it is there already (a delete and
+      // set on a small Map rehashes it every few calls).
+      if (key !== this.#newest) {
+        this.#buckets.delete(key);
+        this.#buckets.set(key, b);
+      }
+    } else {
+      if (this.#buckets.size >= maxKeys) {
+        const oldest = this.#buckets.keys().next().value;
+        if (oldest !== undefined) this.#buckets.delete(oldest);
+      }
+      b = { tokens, at: now };
+      this.#buckets.set(key, b);
     }
+    this.#newest = key;
     const granted = tokens >= 1;
-    this.#buckets.set(key, { tokens: granted ? tokens - 1 : tokens, at: now });
+    b.tokens = granted ? tokens - 1 : tokens;
+    b.at = now;
     return granted ? 0 : Math.max(1, Math.ceil((1 - tokens) / perSecond));
   }
 
