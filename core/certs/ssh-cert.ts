@@ -100,8 +100,13 @@ export interface ParsedSshCertificate {
   blob: Buffer;
 }
 
+// Regular expressions used per certificate live here: a literal in a function body is a new
+// RegExp object each time it is evaluated.
+const LINE_BREAK_OR_NUL = /[\0\r\n]/;
+const WHITE_SPACE = /\s/g;
+
 function checkText(v: unknown, what: string, max = 1024): string {
-  if (typeof v !== "string" || v.length === 0 || v.length > max || /[\0\r\n]/.test(v)) {
+  if (typeof v !== "string" || v.length === 0 || v.length > max || LINE_BREAK_OR_NUL.test(v)) {
     throw new BadParameterError(
       `${what} must be a non-empty single-line string of at most ${max} characters`,
     );
@@ -229,7 +234,7 @@ class IssuedCertificate implements SshCertificate {
     this.#keyId = keyId;
   }
   get line(): string {
-    return `${this.#certType} ${this.blob.toString("base64")} ${this.#keyId.replace(/\s/g, "_")}`;
+    return `${this.#certType} ${this.blob.toString("base64")} ${this.#keyId.replace(WHITE_SPACE, "_")}`;
   }
   toJSON(): { line: string; serial: string } {
     return { line: this.line, serial: this.serial.toString() };
@@ -327,7 +332,12 @@ export class SshCertSigner {
     const before = toU64Seconds(req.validBefore, "valid before");
     if (before <= after) throw new BadParameterError("valid before must be later than valid after");
     const rnd = randomChunk(40);
-    const serial = req.serial ?? rnd.readBigUInt64BE(32) >> 1n;
+    // Random 63 bits: the top bit of the pooled random bytes cleared (one BigInt, not two).
+    let serial = req.serial;
+    if (serial === undefined) {
+      rnd[32] = (rnd[32] as number) & 0x7f;
+      serial = rnd.readBigUInt64BE(32);
+    }
     if (serial < 0n || serial > MAX_U64) throw new BadParameterError("serial must fit in 64 bits");
 
     let critical: Buffer = EMPTY;
