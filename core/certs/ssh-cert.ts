@@ -333,6 +333,7 @@ export class SshCertSigner {
     if (before <= after) throw new BadParameterError("valid before must be later than valid after");
     const rnd = randomChunk(40);
     // Random 63 bits: the top bit of the pooled random bytes cleared (one BigInt, not two).
+    const random = req.serial === undefined;
     let serial = req.serial;
     if (serial === undefined) {
       rnd[32] = (rnd[32] as number) & 0x7f;
@@ -404,7 +405,8 @@ export class SshCertSigner {
     o = putU32(blob, o, 32);
     o += rnd.copy(blob, o, 0, 32);
     o += subject.blob.copy(blob, o, bodyStart);
-    o = blob.writeBigUInt64BE(serial, o);
+    // A random serial is its 8 bytes as they are: no BigInt arithmetic to write it back.
+    o = random ? o + rnd.copy(blob, o, 32, 40) : blob.writeBigUInt64BE(serial, o);
     o = putU32(blob, o, req.type === "user" ? 1 : 2);
     o = putStr(blob, o, keyId);
     o = putU32(blob, o, principalsLen);
@@ -427,7 +429,8 @@ export class SshCertSigner {
 /** The set of flag extensions as a bitmask over SSH_CERT_EXTENSIONS; refuses an unknown one. */
 function flagMask(list: readonly SshCertExtension[]): number {
   let mask = 0;
-  for (const n of list) {
+  for (let k = 0; k < list.length; k++) {
+    const n = list[k] as SshCertExtension;
     const i = (SSH_CERT_EXTENSIONS as readonly string[]).indexOf(n);
     if (i < 0) throw new BadParameterError(`unknown extension ${JSON.stringify(String(n).slice(0, 64))}`);
     mask |= 1 << i;

@@ -7,7 +7,8 @@ export class SshReader {
   #pos = 0;
   readonly #what: string;
   constructor(buf: Uint8Array, what = "ssh data") {
-    this.#buf = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+    // A Buffer is read as it is (a new view per reader was an allocation per key parsed).
+    this.#buf = Buffer.isBuffer(buf) ? buf : Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
     this.#what = what;
   }
   #need(n: number): void {
