@@ -232,12 +232,15 @@ export class SessionCache {
   guard(api: AuthApi): AuthApi {
     const getSession = (sessionId: string): Promise<SessionInfo> => this.getSession(api, sessionId);
     const deleteSession = (sessionId: string): Promise<void> => this.deleteSession(api, sessionId);
-    return new Proxy(api, {
-      get(target, prop) {
+    // The Proxy's target is an empty object, not `api`: V8 checks every answer of a `get` trap
+    // against the target's own property, and with `api` (itself a Proxy in svcd) that check
+    // walked down every layer below on each call. Reads go to `api` all the same.
+    return new Proxy({} as AuthApi, {
+      get(_target, prop) {
         if (prop === "getSession") return getSession;
         if (prop === "deleteSession") return deleteSession;
-        const value: unknown = Reflect.get(target, prop, target);
-        return typeof value === "function" ? value.bind(target) : value;
+        const value: unknown = Reflect.get(api, prop, api);
+        return typeof value === "function" ? value.bind(api) : value;
       },
     });
   }
