@@ -103,18 +103,22 @@ describe("EmitAuditEvent", () => {
   it("is rate limited per caller: past the burst RESOURCE_EXHAUSTED, other callers unaffected", async () => {
     const flooder = await env.agentClient("node-flood");
     const md = agentMetadata("node-flood");
-    const { burst } = EMIT_LIMITS.agent;
+    const { burst, perSecond } = EMIT_LIMITS.agent;
     const codes: number[] = [];
+    const start = performance.now();
     // The burst and then as many again, 50 at a time: far faster than the bucket refills.
     for (let sent = 0; sent < 2 * burst; sent += 50) {
       const batch = Array.from({ length: 50 }, () => emit(flooder, md, "session.start", "bob"));
       for (const r of await Promise.all(batch)) codes.push(r.code);
     }
+    const seconds = (performance.now() - start) / 1000;
     const ok = codes.filter((c) => c === status.OK).length;
     expect(ok).toBeGreaterThanOrEqual(burst);
+    // The burst and what the bucket refilled meanwhile, no more (a loaded machine takes longer,
+    // and a call in the last batch may find a token that came back while it waited).
+    expect(ok).toBeLessThanOrEqual(burst + Math.ceil(seconds * perSecond) + 1);
     expect(ok).toBeLessThan(1.5 * burst);
     expect(codes.filter((c) => c !== status.OK).every((c) => c === status.RESOURCE_EXHAUSTED)).toBe(true);
-    expect(codes.at(-1)).toBe(status.RESOURCE_EXHAUSTED);
     // Another node is unaffected.
     expect((await emit(node, agentMetadata("node-1"), "session.end", "bob")).code).toBe(status.OK);
   });
