@@ -20,7 +20,7 @@ import { errorHandlerPlugin } from "./plugins/error-handler.ts";
 import { loginRateLimitPlugin } from "./plugins/login-rate-limit.ts";
 import { openApiPlugin, openApiRoute } from "./plugins/openapi.ts";
 import { LazyRequestLogger } from "./plugins/request-logger.ts";
-import { SecurityHeaders, securityHeadersPlugin } from "./plugins/security-headers.ts";
+import { computeSecurityHeaders, securityHeadersPlugin } from "./plugins/security-headers.ts";
 import { sessionPlugin } from "./plugins/session.ts";
 import { sessionRateLimitPlugin } from "./plugins/session-rate-limit.ts";
 import { appRoutes } from "./routes/apps.ts";
@@ -73,7 +73,7 @@ const CLIENT_ERROR_LINGER_MS = 1_000;
 const MAX_PARAM_LENGTH = 1024;
 
 export async function buildProxyApp(deps: ProxyDeps, extras: ProxyAppExtras = {}): Promise<FastifyInstance> {
-  const securityHeaders = new SecurityHeaders(deps.config.publicUrl);
+  const securityHeaders = computeSecurityHeaders(deps.config.publicUrl);
   const options: FastifyServerOptions = {
     loggerInstance: deps.logger,
     bodyLimit: deps.config.bodyLimit,
@@ -91,8 +91,11 @@ export async function buildProxyApp(deps: ProxyDeps, extras: ProxyAppExtras = {}
     frameworkErrors: (err, _request, frameworkReply) => {
       const mapped = mapError(err);
       const reply = frameworkReply as FastifyReply;
-      securityHeaders.apply(reply.raw);
-      return reply.code(mapped.status).type("application/json; charset=utf-8").send(mapped.body);
+      return reply
+        .headers(securityHeaders)
+        .code(mapped.status)
+        .type("application/json; charset=utf-8")
+        .send(mapped.body);
     },
     // Errors of node's HTTP parser (bad framing, head over 16 KiB): no request exists yet.
     clientErrorHandler: (err, socket) => {
@@ -121,7 +124,7 @@ export async function buildProxyApp(deps: ProxyDeps, extras: ProxyAppExtras = {}
   app.setValidatorCompiler(validatorCompiler());
 
   // First: its hook sets the security headers before any other hook may refuse the request.
-  await app.register(securityHeadersPlugin, { headers: securityHeaders });
+  await app.register(securityHeadersPlugin, { publicUrl: deps.config.publicUrl });
   await app.register(errorHandlerPlugin);
   await app.register(bodyParsingPlugin);
   await app.register(depsPlugin, {

@@ -9,6 +9,10 @@ import type { FastifyInstance } from "fastify";
 import fp from "fastify-plugin";
 import helmet, { type HelmetOptions } from "helmet";
 
+export interface SecurityHeadersOptions {
+  publicUrl: string;
+}
+
 export function helmetOptions(publicUrl: string): HelmetOptions {
   const wsOrigin = `wss://${new URL(publicUrl).host}`;
   return {
@@ -50,43 +54,15 @@ export function computeSecurityHeaders(publicUrl: string): Record<string, string
   return headers;
 }
 
-/**
- * The policy's headers, set on Node's response itself (setHeader), not copied into fastify's reply:
- * fastify keeps a reply's headers in a fresh object per request, and 13 keyed stores into it made
- * V8 build new hidden classes on every request in the running proxy (seen on-CPU with perf). A
- * route's own `reply.header` of the same name still wins: fastify applies its headers over the
- * response's when it writes the head; `reply.getHeader` and `reply.removeHeader` see both.
- */
-export class SecurityHeaders {
-  readonly #names: string[];
-  readonly #values: string[];
-
-  constructor(publicUrl: string) {
-    const headers = computeSecurityHeaders(publicUrl);
-    this.#names = Object.keys(headers);
-    this.#values = this.#names.map((name) => headers[name] ?? "");
-  }
-
-  apply(res: ServerResponse): void {
-    const names = this.#names;
-    const values = this.#values;
-    for (let i = 0; i < names.length; i++) res.setHeader(names[i] as string, values[i] as string);
-  }
-}
-
-export interface SecurityHeadersOptions {
-  headers: SecurityHeaders;
-}
-
 export const securityHeadersPlugin = fp(
   async (app: FastifyInstance, opts: SecurityHeadersOptions) => {
-    const headers = opts.headers;
+    const headers = Object.freeze(computeSecurityHeaders(opts.publicUrl));
     // onRequest runs for every request, 404s and parse errors included; registered before every
     // other hook (app.ts), so answers refused by a hook (414, 503, 429, 401) carry them too.
     // Routes may override cache-control (public key material is cacheable); answers carrying
     // sessions never are. A callback, not an async function: no promise per request.
     app.addHook("onRequest", (_request, reply, done) => {
-      headers.apply(reply.raw);
+      reply.headers(headers);
       done();
     });
   },
