@@ -93,7 +93,6 @@ import { SsoUsers } from "./sso/users.ts";
 import { TrustFeed, trustFeedSources } from "./trust-feed.ts";
 import {
   certPrincipals,
-  isoTime,
   principalNodes,
   sshExtensionsOf,
   userIdentityExtension,
@@ -849,7 +848,7 @@ export class AuthService {
           key_id: keyId,
           serial: cert.serial.toString(),
           principals,
-          valid_before: isoTime(validBefore.getTime()),
+          valid_before: validBefore.toISOString(),
           public_key_fingerprint: sshFingerprint(key.blob),
         },
       });

@@ -1,6 +1,5 @@
 // The per-checker memos of what goes into a user certificate (the same content as a fresh build,
-// never shared across users, traits or checkers, never handed out for a caller to mutate), and
-// isoTime, which must be toISOString to the character.
+// never shared across users, traits or checkers, never handed out for a caller to mutate).
 import { describe, expect, it } from "vitest";
 import { CERT_IDENTITY_EXTENSION, decodeCertIdentity } from "../../core/rbac/cert-identity.ts";
 import { AccessChecker } from "../../core/rbac/index.ts";
@@ -8,7 +7,6 @@ import { parseResource, type Role } from "../../core/resources/index.ts";
 import {
   certPrincipals,
   identityExtension,
-  isoTime,
   sshExtensionsOf,
   userIdentityExtension,
 } from "./user-cert-content.ts";
@@ -83,32 +81,5 @@ describe("user certificate content", () => {
     expect(sshExtensionsOf(new AccessChecker({ name: "bob", roles: [none], traits: {} }))).not.toContain(
       "permit-pty",
     );
-  });
-});
-
-describe("isoTime", () => {
-  it("is toISOString for any millisecond, across hours, days, years and the cache", () => {
-    const points = [
-      0,
-      -1,
-      1,
-      3_599_999,
-      3_600_000,
-      -3_600_000,
-      -3_600_001,
-      Date.UTC(2024, 1, 29, 23, 59, 59, 999),
-    ];
-    points.push(
-      Date.UTC(9999, 11, 31, 23, 59, 59, 999),
-      Date.UTC(10000, 0, 1),
-      -62_198_755_200_001,
-      8.64e15,
-      -8.64e15,
-    );
-    const now = Date.now();
-    for (let i = 0; i < 5000; i++) points.push(now + Math.floor((i * 7919 * 1009) % 86_400_000) - 43_200_000);
-    for (let i = 0; i < 2000; i++) points.push(Math.floor((Math.random() - 0.5) * 2 * 8.64e15));
-    for (const ms of points) expect([ms, isoTime(ms)]).toEqual([ms, new Date(ms).toISOString()]);
-    expect(() => isoTime(Number.NaN)).toThrow(RangeError);
   });
 });
