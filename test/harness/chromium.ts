@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type BrowserContext, chromium } from "playwright-core";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
 
 export interface ChromiumOptions {
   /** host names resolved to 127.0.0.1 inside the browser (e.g. the proxy's public name) */
@@ -60,6 +60,8 @@ export async function launchChromium(o: ChromiumOptions = {}): Promise<RunningCh
         ...(rules.length > 0 ? [`--host-resolver-rules=${rules.join(",")}`] : []),
       ],
     });
+    for (const page of context.pages()) retryOnNetworkChange(page);
+    context.on("page", retryOnNetworkChange);
     return {
       context,
       close: async () => {
@@ -71,4 +73,22 @@ export async function launchChromium(o: ChromiumOptions = {}): Promise<RunningCh
     await rm(profile, { recursive: true, force: true });
     throw err;
   }
+}
+
+/**
+ * Chromium aborts a navigation with net::ERR_NETWORK_CHANGED when the host's interfaces change
+ * under it, which other tests do when they create and remove network namespaces and veth pairs.
+ * Nothing about loopback changed, so the page's navigations are tried again (at most 3 times).
+ */
+function retryOnNetworkChange(page: Page): void {
+  const goto = page.goto.bind(page);
+  page.goto = async (url, options) => {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await goto(url, options);
+      } catch (err) {
+        if (attempt >= 3 || !String(err).includes("net::ERR_NETWORK_CHANGED")) throw err;
+      }
+    }
+  };
 }
