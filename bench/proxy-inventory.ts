@@ -6,7 +6,7 @@
 import { pino } from "pino";
 import { Registry } from "prom-client";
 import { systemClock } from "../core/clock.ts";
-import { forwarding } from "../server/embedded/proxy-renewal.ts";
+import { forwarding } from "../server/proxy/api-layers.ts";
 import { GrpcAuthApi } from "../server/proxy/grpc-auth-api.ts";
 import { type InventoryCache, startInventoryCache } from "../server/proxy/inventory-cache.ts";
 import { ProxyLocks } from "../server/proxy/locks.ts";

@@ -5,27 +5,13 @@
 // one forwarding handle. Calls that began on the old clients finish; they are closed after a grace.
 import type { Clock } from "../../core/clock.ts";
 import type { Logger } from "../logger.ts";
+import { forwarding } from "../proxy/api-layers.ts";
 import { ServerCertRenewer } from "../roles/server-cert-renewal.ts";
 import type { TlsIdentity } from "../wiring.ts";
 
 /** What the proxy's gRPC clients to auth have in common here. */
 export interface ClosableClient {
   close(): void;
-}
-
-/**
- * An object that forwards every property read to whatever `current()` is now (methods bound to
- * it), so a route built once keeps working across client rebuilds. A JavaScript Proxy: no
- * library offers this, and the clients are classes with many methods.
- */
-export function forwarding<T extends object>(current: () => T): T {
-  return new Proxy({} as T, {
-    get(_target, prop) {
-      const target = current();
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
 }
 
 export interface EmbeddedProxyIdentityOptions<C extends Record<string, ClosableClient>> {

@@ -18,6 +18,7 @@ import { type Backoff, type FeedConnection, FeedSubscription } from "../auth/fee
 import { authorizeNodeLogin } from "../auth/node-login.ts";
 import { queryNodes } from "../auth/node-query.ts";
 import type { NodeRecord } from "../auth/nodes.ts";
+import { layered } from "./api-layers.ts";
 import type { AuthApi, NodeInfo, NodePage, NodeQuery, RoleInfo, SessionInfo } from "./auth-client.ts";
 import { sessionHash } from "./session-cache.ts";
 import type { TerminalAuthApi } from "./terminal-auth.ts";
@@ -134,6 +135,8 @@ export class InventoryCache {
   /** AccessChecker per User object while the same Role objects resolve (as auth's checkerFor). */
   #checkers = new WeakMap<User, { roles: (Role | undefined)[]; checker: AccessChecker }>();
   readonly #sessions = new Map<string, { info: Subject; at: number }>();
+  /** The entry set last (the last of #sessions while it is there) and the answer it was made from. */
+  #newest: { key: string; info: SessionInfo; entry: { info: Subject; at: number } } | undefined;
   #synced = false;
   #lastMessageAt = 0;
   #keepaliveMs = DEFAULT_KEEPALIVE_SECONDS * 1000;
@@ -304,17 +307,7 @@ export class InventoryCache {
       this.served.auth++;
       return api.listRoles(sessionId);
     };
-    const cache = this;
-    return new Proxy(api, {
-      get(target, prop) {
-        if (prop === INVENTORY) return cache;
-        if (prop === "getSession") return getSession;
-        if (prop === "listNodes") return listNodes;
-        if (prop === "listRoles") return listRoles;
-        const value: unknown = Reflect.get(target, prop, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    return layered(api, { [INVENTORY]: this, getSession, listNodes, listRoles });
   }
 
   /** The terminal's API with the per-node login decision made here when it can be. */
@@ -326,20 +319,23 @@ export class InventoryCache {
       this.served.auth++;
       return api.authorizeNodeLogin(sessionId, hostname, login);
     };
-    return new Proxy(api, {
-      get(target, prop) {
-        if (prop === "authorizeNodeLogin") return authorize;
-        const value: unknown = Reflect.get(target, prop, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    return layered(api, { authorizeNodeLogin: authorize });
   }
 
   /** `key`: sessionHash of the session id (a bearer secret: only its digest is kept). */
   #remember(key: string, info: SessionInfo): void {
+    // The same answer object for the entry set last (the session cache hands one out while it
+    // holds): only its time moves, no delete and set on the Map.
+    const newest = this.#newest;
+    if (newest?.key === key && newest.info === info && this.#sessions.get(key) === newest.entry) {
+      newest.entry.at = Date.now();
+      return;
+    }
     this.#sessions.delete(key);
     const { username, roles, scope, mfaVerified } = info;
-    this.#sessions.set(key, { info: { username, roles, scope, mfaVerified }, at: Date.now() });
+    const entry = { info: { username, roles, scope, mfaVerified }, at: Date.now() };
+    this.#sessions.set(key, entry);
+    this.#newest = { key, info, entry };
     if (this.#sessions.size > REMEMBERED_SESSIONS) {
       const oldest = this.#sessions.keys().next().value;
       if (oldest !== undefined) this.#sessions.delete(oldest);

@@ -9,6 +9,7 @@ import { AccessDeniedError } from "../../core/errors.ts";
 import { type LockRecord, type LockSubject, lockCovering, printableMessage } from "../../core/locks/lock.ts";
 import type { AuthConnection } from "../auth/client.ts";
 import { TrustWatcher } from "../trust/watcher.ts";
+import { layered } from "./api-layers.ts";
 import type { AuthApi, SessionInfo } from "./auth-client.ts";
 import { sessionHash } from "./session-cache.ts";
 
@@ -40,6 +41,8 @@ export interface ProxyLocksOptions {
 export class ProxyLocks {
   readonly #o: ProxyLocksOptions;
   readonly #sessions = new Map<string, LockSubject>();
+  /** The entry set last (the last of #sessions while it is there) and the answer it was made from. */
+  #newest: { key: string; info: SessionInfo } | undefined;
   readonly #open = new Set<Tracked>();
   readonly #onSnapshot = (): void => {
     this.enforce();
@@ -77,22 +80,21 @@ export class ProxyLocks {
         if (lock) throw new AccessDeniedError(lockedMessage(lock, known.user));
       }
       const info = await api.getSession(sessionId);
-      this.#sessions.delete(key);
-      this.#sessions.set(key, subjectOf(info));
-      if (this.#sessions.size > REMEMBERED_SESSIONS) {
-        const oldest = this.#sessions.keys().next().value;
-        if (oldest !== undefined) this.#sessions.delete(oldest);
+      // The session cache hands out one answer object while it holds: the same answer for the
+      // entry set last leaves the Map alone (a delete and set per request rehashes a small Map).
+      if (this.#newest?.key !== key || this.#newest.info !== info || !this.#sessions.has(key)) {
+        this.#sessions.delete(key);
+        this.#sessions.set(key, subjectOf(info));
+        this.#newest = { key, info };
+        if (this.#sessions.size > REMEMBERED_SESSIONS) {
+          const oldest = this.#sessions.keys().next().value;
+          if (oldest !== undefined) this.#sessions.delete(oldest);
+        }
       }
       this.check(info);
       return info;
     };
-    return new Proxy(api, {
-      get(target, prop) {
-        if (prop === "getSession") return getSession;
-        const value: unknown = Reflect.get(target, prop, target);
-        return typeof value === "function" ? value.bind(target) : value;
-      },
-    });
+    return layered(api, { getSession });
   }
 
   /**

@@ -15,6 +15,7 @@ import type { Clock } from "../../core/clock.ts";
 import { NotAuthenticatedError, UnavailableError } from "../../core/errors.ts";
 import type { SessionEvent__Output } from "../../proto/generated/svc/v1/SessionEvent.ts";
 import { type Backoff, type FeedConnection, FeedSubscription } from "../auth/feed-subscription.ts";
+import { layered } from "./api-layers.ts";
 import type { AuthApi, SessionInfo } from "./auth-client.ts";
 
 /** What a session-stream event says may have changed for sessions of users (onChange). */
@@ -232,17 +233,7 @@ export class SessionCache {
   guard(api: AuthApi): AuthApi {
     const getSession = (sessionId: string): Promise<SessionInfo> => this.getSession(api, sessionId);
     const deleteSession = (sessionId: string): Promise<void> => this.deleteSession(api, sessionId);
-    // The Proxy's target is an empty object, not `api`: V8 checks every answer of a `get` trap
-    // against the target's own property, and with `api` (itself a Proxy in svcd) that check
-    // walked down every layer below on each call. Reads go to `api` all the same.
-    return new Proxy({} as AuthApi, {
-      get(_target, prop) {
-        if (prop === "getSession") return getSession;
-        if (prop === "deleteSession") return deleteSession;
-        const value: unknown = Reflect.get(api, prop, api);
-        return typeof value === "function" ? value.bind(api) : value;
-      },
-    });
+    return layered(api, { getSession, deleteSession });
   }
 
   async getSession(api: Pick<AuthApi, "getSession">, sessionId: string): Promise<SessionInfo> {

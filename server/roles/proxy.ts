@@ -12,6 +12,7 @@ import { firstAuthAddress } from "../auth/client.ts";
 import { type Config, loadConfigFile, splitHostPort } from "../config.ts";
 import { createMetricsRegistry, type Diagnostics, startDiagnostics } from "../diagnostics.ts";
 import { createLogger } from "../logger.ts";
+import { forwarding } from "../proxy/api-layers.ts";
 import { startAppAccess } from "../proxy/apps/index.ts";
 import { GrpcCliAuthApi } from "../proxy/cli-auth-api.ts";
 import { proxyConfigFrom } from "../proxy/config.ts";
@@ -95,17 +96,6 @@ function authClients(address: string, serverName: string, id: ProxyIdentity): Au
 
 function closeClients(c: AuthClients): void {
   c.connection.close();
-}
-
-/** An object that forwards every call to whatever `current()` is now, so routes keep one handle. */
-function forwarding<T extends object>(current: () => T): T {
-  return new Proxy({} as T, {
-    get(_target, prop) {
-      const target = current();
-      const value: unknown = Reflect.get(target, prop, target);
-      return typeof value === "function" ? value.bind(target) : value;
-    },
-  });
 }
 
 /** Old clients may still carry calls that began before a reload: closed after this grace. */
