@@ -67,7 +67,8 @@ describe("account page", () => {
     await page.keyboard.press("Enter");
     await expect.poll(() => page.textContent("#account-status")).toBe("Renamed to Travel key.");
     expect(await page.isVisible("#rename-dialog")).toBe(false);
-    expect(await rows(page).first().locator(".device-name").textContent()).toBe("Travel key");
+    // The status is set before the list is read again: the row catches up.
+    await expect.poll(() => rows(page).first().locator(".device-name").textContent()).toBe("Travel key");
     await shoot(page, "account");
 
     // The name is auth's: a fresh load shows it too.
