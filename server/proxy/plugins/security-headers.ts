@@ -70,14 +70,13 @@ type ReplyHeaderSlot = Record<symbol, Record<string, string | number | string[]>
 export const securityHeadersPlugin = fp(
   async (app: FastifyInstance, opts: SecurityHeadersOptions) => {
     const headers = Object.freeze(computeSecurityHeaders(opts.publicUrl));
-    // Each reply starts from a copy of one prepared object (not frozen: a frozen source takes a
-    // slower copy). fastify's own way, `reply.headers`, adds the headers one by one to a new `{}`,
-    // lower-casing each name: every `{}` in the process shares V8's first hidden class, whose
-    // transitions fill up at start-up (compiled schemas, parsed JSON), and until a full GC frees
-    // them every reply got a hidden class of its own (measured: 0 of 140,000 replies shared one),
-    // with every property access on it after that a cache miss. A spread copy keeps the prepared
-    // object's hidden class in either state. docs/performance.md, "Issue 17, session ten".
-    const template: Record<string, string> = { ...headers };
+    // Each reply starts from a spread copy of the prepared object. fastify's own way,
+    // `reply.headers`, adds the headers one by one to a new `{}`. Every `{}` in the process shares
+    // V8's first hidden class, whose transitions fill up at start-up (compiled schemas, parsed
+    // JSON); until a full GC frees them, every reply got a hidden class of its own (measured: 0 of
+    // 140,000 replies shared one) and every property access on it missed V8's caches. A spread
+    // copy keeps the prepared object's hidden class in either state. docs/performance.md, "Issue
+    // 17, session ten".
     const key = replyHeadersSymbol;
     // onRequest runs for every request, 404s and parse errors included; registered before every
     // other hook (app.ts), so answers refused by a hook (414, 503, 429, 401) carry them too.
@@ -93,7 +92,7 @@ export const securityHeadersPlugin = fp(
         : (_request, reply, done) => {
             const slot = reply as unknown as ReplyHeaderSlot;
             const before = slot[key];
-            const copy: Record<string, string | number | string[]> = { ...template };
+            const copy: Record<string, string | number | string[]> = { ...headers };
             // Nothing sets a header before the first onRequest hook today; kept if one does.
             if (before !== undefined) for (const name in before) copy[name] = before[name] ?? "";
             slot[key] = copy;
