@@ -8,7 +8,7 @@ import Fastify from "fastify";
 import { describe, expect, it } from "vitest";
 import { replyHeaderObject, replyHeadersSymbol, securityHeadersPlugin } from "./security-headers.ts";
 
-const fixture = fileURLToPath(new URL("./security-headers-maps.fixture.ts", import.meta.url));
+const fixture = fileURLToPath(new URL("../../../test/security-headers-maps-child.ts", import.meta.url));
 
 function childRun(mode: "svc" | "fastify"): { replies: number; shared: boolean | null } {
   const out = execFileSync(process.execPath, ["--allow-natives-syntax", fixture, mode], {

@@ -1,10 +1,15 @@
-// Run by security-headers.test.ts as `node --allow-natives-syntax <this file> [svc|fastify]`: fills
-// the transitions of V8's empty-object hidden class first (3,000 objects whose first property
-// names differ, as start-up fills them in svcd), then answers three requests and prints whether the
-// last two replies' header objects share a hidden class. "svc" uses the plugin; "fastify" copies the
-// same headers in with `reply.headers`, fastify's own way.
+// Run by server/proxy/plugins/security-headers.test.ts as
+// `node --allow-natives-syntax <this file> [svc|fastify]`: fills the transitions of V8's
+// empty-object hidden class first (3,000 objects whose first property names differ, as start-up
+// fills them in svcd), then answers three requests and prints whether the last two replies'
+// header objects share a hidden class. "svc" uses the plugin; "fastify" copies the same headers in
+// with `reply.headers`, fastify's own way. Kept under test/: the image ships server/ without tests.
 import Fastify, { type FastifyReply } from "fastify";
-import { computeSecurityHeaders, replyHeaderObject, securityHeadersPlugin } from "./security-headers.ts";
+import {
+  computeSecurityHeaders,
+  replyHeaderObject,
+  securityHeadersPlugin,
+} from "../server/proxy/plugins/security-headers.ts";
 
 const haveSameMap = new Function("a", "b", "return %HaveSameMap(a, b)") as (a: object, b: object) => boolean;
 const filled: object[] = [];
