@@ -42,6 +42,8 @@ interface Sample {
   latencies: { p50: number; p99: number };
   /** CPU of this process's main thread (the server under test) per request, µs. */
   serverCpuUs: number;
+  /** The kernel's part of it (system time): syscalls, and on loopback the TCP path to the client. */
+  serverSysUs: number;
   /** CPU of the auth child process per request, µs (Linux /proc; NaN elsewhere). */
   authCpuUs: number;
 }
@@ -79,6 +81,7 @@ async function sample(url: string, headers: Record<string, string>, seconds: num
     perSecond: r.requests.average,
     latencies: { p50: r.latency.p50, p99: r.latency.p99 },
     serverCpuUs: (cpu.user + cpu.system) / n,
+    serverSysUs: cpu.system / n,
     authCpuUs: ((processCpuMs(authPid) - auth0) * 1000) / n,
   };
 }
@@ -107,7 +110,7 @@ async function measureAll(
     unit: "req",
     p50Ms: median(t.samples.map((x) => x.latencies.p50)),
     p99Ms: median(t.samples.map((x) => x.latencies.p99)),
-    note: `median of ${ROUNDS}; server main thread ${median(t.samples.map((x) => x.serverCpuUs)).toFixed(0)} us CPU/req${cpuOfAuth(t)}`,
+    note: `median of ${ROUNDS}; server main thread ${median(t.samples.map((x) => x.serverCpuUs)).toFixed(0)} us CPU/req (${median(t.samples.map((x) => x.serverSysUs)).toFixed(0)} in the kernel)${cpuOfAuth(t)}`,
   }));
 }
 
