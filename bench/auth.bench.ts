@@ -20,7 +20,7 @@ import { type BenchReport, percentile } from "./report.ts";
 const LOGIN_USERS = ["alice", "bob", "eve", "carl"];
 
 interface LoadJob {
-  mode: "certs" | "logins" | "empty";
+  mode: "certs" | "logins" | "empty" | "session";
   address: string;
   caPem: string;
   sessionIds: string[];
@@ -53,6 +53,9 @@ async function runLoad(job: LoadJob, afterWarmUp: () => Promise<void>): Promise<
         );
       } else if (job.mode === "empty") {
         await callUnary(client, "GetClusterInfo", {});
+      } else if (job.mode === "session") {
+        const sid = job.sessionIds[i % job.sessionIds.length] ?? "";
+        await callUnary(client, "GetSession", {}, userMetadata(sid));
       } else {
         // Several users, as a login burst has: one name allows at most lockout.max_failures
         // attempts in flight at once (server/auth/login.ts), a limit this load would otherwise hit.
@@ -241,6 +244,7 @@ export default async function bench(): Promise<BenchReport> {
     const signCpus: number[] = [];
     const certRuns: Array<LoadResult & { serverCpuUs: number; dbCpuUs: number }> = [];
     const emptyRuns: Array<LoadResult & { serverCpuUs: number; dbCpuUs: number }> = [];
+    const sessionRuns: Array<LoadResult & { serverCpuUs: number; dbCpuUs: number }> = [];
     for (let round = 0; round < ROUNDS; round++) {
       const r = rawSign(2000);
       raws.push(r.rate);
@@ -248,6 +252,8 @@ export default async function bench(): Promise<BenchReport> {
       certRuns.push(await measured({ ...base, mode: "certs", concurrency: 32, durationMs: 5000 }));
       // The floor of the transport: an RPC that does no work, same TLS channel and interceptor.
       emptyRuns.push(await measured({ ...base, mode: "empty", concurrency: 32, durationMs: 3000 }));
+      // The same with a user's session checked: what authenticating a caller adds to any user RPC.
+      sessionRuns.push(await measured({ ...base, mode: "session", concurrency: 32, durationMs: 3000 }));
     }
     const rateOf = (r: LoadResult) => r.count / (r.elapsedMs / 1000);
     const raw = median(raws);
@@ -257,6 +263,8 @@ export default async function bench(): Promise<BenchReport> {
     const empty = { latenciesMs: emptyRuns.flatMap((r) => r.latenciesMs) };
     const certCpuUs = median(certRuns.map((r) => r.serverCpuUs));
     const emptyCpuUs = median(emptyRuns.map((r) => r.serverCpuUs));
+    const sessionRate = median(sessionRuns.map(rateOf));
+    const sessionCpuUs = median(sessionRuns.map((r) => r.serverCpuUs));
     // CPU time, not wall time: a loaded machine preempts the signing loop too.
     const signUs = median(signCpus);
 
@@ -292,6 +300,12 @@ export default async function bench(): Promise<BenchReport> {
           note: `transport floor, server ${emptyCpuUs.toFixed(0)} us CPU/call${dbNote(emptyRuns)}`,
         },
         {
+          name: "GetSession (a user's session checked) over gRPC, 32 in flight",
+          perSecond: sessionRate,
+          unit: "calls",
+          note: `${sum(sessionRuns, "errors")} errors, authenticated floor, server ${sessionCpuUs.toFixed(0)} us CPU/call${dbNote(sessionRuns)}`,
+        },
+        {
           name: `argon2id bound: ${cores} cores / ${hashMs.toFixed(1)} ms`,
           perSecond: bound,
           unit: "hashes",
@@ -325,6 +339,12 @@ export default async function bench(): Promise<BenchReport> {
           name: "(IssueUserCerts - empty RPC) CPU / sign CPU",
           ratio: (certCpuUs - emptyCpuUs) / signUs,
           goal: 2,
+          lowerIsBetter: true,
+        },
+        // The same above an RPC that checks the caller's session too: the certificate's own part.
+        {
+          name: "(IssueUserCerts - GetSession) CPU / sign CPU (info)",
+          ratio: (certCpuUs - sessionCpuUs) / signUs,
           lowerIsBetter: true,
         },
         { name: "logins / hash bound", ratio: loginRate / bound, goal: 0.9 },
