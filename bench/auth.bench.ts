@@ -12,6 +12,7 @@ import { LoginThrottle } from "../server/auth/login-throttle.ts";
 import { ARGON2_PARAMS, hashPassword, verifyPassword } from "../server/auth/passwords.ts";
 import { PASSWORD, startAuthEnv } from "../test/auth-fixture.ts";
 import { type PostgresServer, startPostgres, uniqueSchemaName } from "../test/harness/postgres.ts";
+import { startCertFloorServer } from "./auth-cert-floor.ts";
 import { processTreeCpuMs } from "./proc-cpu.ts";
 import { rawSign } from "./raw-sign.ts";
 import { type BenchReport, percentile } from "./report.ts";
@@ -20,7 +21,8 @@ import { type BenchReport, percentile } from "./report.ts";
 const LOGIN_USERS = ["alice", "bob", "eve", "carl"];
 
 interface LoadJob {
-  mode: "certs" | "logins" | "empty" | "session";
+  /** "floor": IssueUserCerts on the floor server (auth-cert-floor.ts) at `address` */
+  mode: "certs" | "floor" | "logins" | "empty" | "session";
   address: string;
   caPem: string;
   sessionIds: string[];
@@ -43,7 +45,7 @@ async function runLoad(job: LoadJob, afterWarmUp: () => Promise<void>): Promise<
   const one = async (i: number): Promise<void> => {
     const t = performance.now();
     try {
-      if (job.mode === "certs") {
+      if (job.mode === "certs" || job.mode === "floor") {
         const sid = job.sessionIds[i % job.sessionIds.length] ?? "";
         await callUnary(
           client,
@@ -223,6 +225,20 @@ export default async function bench(): Promise<BenchReport> {
   const dir = await mkdtemp(join(tmpdir(), "svc-auth-bench-"));
   const backend = await openBenchBackend(dir);
   const env = await startAuthEnv({ backend });
+  // What bob (preset access) is granted: the floor's certificate and answer are the size of auth's.
+  const floor = await startCertFloorServer({
+    service: env.auth.service,
+    keys: env.pki.keys,
+    backend,
+    tls: {
+      certPem: env.pki.serverCertPem,
+      keyPem: env.pki.serverKeyPem,
+      clientCaPems: [env.pki.hostCa.certPem],
+    },
+    principals: ["bob", "deploy"],
+    roles: ["access"],
+    traits: { logins: ["bob", "deploy"] },
+  });
   try {
     const sessionIds: string[] = [];
     for (let i = 0; i < 8; i++) {
@@ -243,6 +259,7 @@ export default async function bench(): Promise<BenchReport> {
     const raws: number[] = [];
     const signCpus: number[] = [];
     const certRuns: Array<LoadResult & { serverCpuUs: number; dbCpuUs: number }> = [];
+    const floorRuns: Array<LoadResult & { serverCpuUs: number; dbCpuUs: number }> = [];
     const emptyRuns: Array<LoadResult & { serverCpuUs: number; dbCpuUs: number }> = [];
     const sessionRuns: Array<LoadResult & { serverCpuUs: number; dbCpuUs: number }> = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -250,6 +267,10 @@ export default async function bench(): Promise<BenchReport> {
       raws.push(r.rate);
       signCpus.push(r.cpuUs);
       certRuns.push(await measured({ ...base, mode: "certs", concurrency: 32, durationMs: 5000 }));
+      // The same certificate with only what no certificate service can skip (auth-cert-floor.ts).
+      floorRuns.push(
+        await measured({ ...base, address: floor.address, mode: "floor", concurrency: 32, durationMs: 5000 }),
+      );
       // The floor of the transport: an RPC that does no work, same TLS channel and interceptor.
       emptyRuns.push(await measured({ ...base, mode: "empty", concurrency: 32, durationMs: 3000 }));
       // The same with a user's session checked: what authenticating a caller adds to any user RPC.
@@ -263,6 +284,8 @@ export default async function bench(): Promise<BenchReport> {
     const empty = { latenciesMs: emptyRuns.flatMap((r) => r.latenciesMs) };
     const certCpuUs = median(certRuns.map((r) => r.serverCpuUs));
     const emptyCpuUs = median(emptyRuns.map((r) => r.serverCpuUs));
+    const floorRate = median(floorRuns.map(rateOf));
+    const floorCpuUs = median(floorRuns.map((r) => r.serverCpuUs));
     const sessionRate = median(sessionRuns.map(rateOf));
     const sessionCpuUs = median(sessionRuns.map((r) => r.serverCpuUs));
     // CPU time, not wall time: a loaded machine preempts the signing loop too.
@@ -290,6 +313,12 @@ export default async function bench(): Promise<BenchReport> {
           p50Ms: percentile(certs.latenciesMs, 50),
           p99Ms: percentile(certs.latenciesMs, 99),
           note: `median of ${ROUNDS}, ${certs.errors} errors, server ${certCpuUs.toFixed(0)} us CPU/call${dbNote(certRuns)}`,
+        },
+        {
+          name: `IssueUserCerts floor: session, sign, ${process.env.SVC_BENCH_CERT_FLOOR_AUDIT === "0" ? "no audit" : "audit commit"}, no policy`,
+          perSecond: floorRate,
+          unit: "certs",
+          note: `${sum(floorRuns, "errors")} errors, server ${floorCpuUs.toFixed(0)} us CPU/call${dbNote(floorRuns)}`,
         },
         {
           name: "GetClusterInfo (no work) over gRPC, 32 in flight",
@@ -347,6 +376,18 @@ export default async function bench(): Promise<BenchReport> {
           ratio: (certCpuUs - sessionCpuUs) / signUs,
           lowerIsBetter: true,
         },
+        // The floor above the empty RPC: the part of the goal's budget no trimming of auth returns.
+        {
+          name: "(floor - empty RPC) CPU / sign CPU (info: the least the goal can measure)",
+          ratio: (floorCpuUs - emptyCpuUs) / signUs,
+          lowerIsBetter: true,
+        },
+        // Auth's policy (roles, MFA, logins, the certificate journal) above the floor.
+        {
+          name: "(IssueUserCerts - floor) CPU / sign CPU (info: auth's policy)",
+          ratio: (certCpuUs - floorCpuUs) / signUs,
+          lowerIsBetter: true,
+        },
         { name: "logins / hash bound", ratio: loginRate / bound, goal: 0.9 },
         // What throttling adds to a login, next to the argon2id verification it always pays.
         {
@@ -357,6 +398,7 @@ export default async function bench(): Promise<BenchReport> {
       ],
     };
   } finally {
+    await floor.close();
     await env.close();
     await backend.close();
     await pg?.stop();

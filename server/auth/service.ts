@@ -15,7 +15,7 @@ import type {
 import type { Logger } from "pino";
 import type { Backend, AuditEvent as CoreAuditEvent } from "../../core/backend/backend.ts";
 import type { SshCertificate, SshCertificateRequest } from "../../core/certs/ssh-cert.ts";
-import { parseSshPublicKey, sshFingerprint } from "../../core/certs/ssh-keys.ts";
+import { parseSshPublicKey } from "../../core/certs/ssh-keys.ts";
 import type { Clock } from "../../core/clock.ts";
 import {
   AccessDeniedError,
@@ -95,6 +95,7 @@ import {
   certPrincipals,
   principalNodes,
   sshExtensionsOf,
+  userCertCreatedEvent,
   userIdentityExtension,
 } from "./user-cert-content.ts";
 import { checkRelyingParty, type RelyingParty, WebAuthnStore } from "./webauthn.ts";
@@ -838,20 +839,17 @@ export class AuthService {
         // Every certificate of this key id (this session's) ends by the session's expiry.
         keepUntil: user.sessionExpires,
       });
-      await this.#audit({
-        event_type: "cert.create",
-        user_name: user.username,
-        success: true,
-        fields: {
-          emitted_by: callerLabel(caller),
-          cert_type: "user",
-          key_id: keyId,
-          serial: cert.serial.toString(),
+      await this.#audit(
+        userCertCreatedEvent({
+          emittedBy: callerLabel(caller),
+          username: user.username,
+          keyId,
+          serial: cert.serial,
           principals,
-          valid_before: validBefore.toISOString(),
-          public_key_fingerprint: sshFingerprint(key.blob),
-        },
-      });
+          validBefore,
+          publicKeyBlob: key.blob,
+        }),
+      );
       const keys = this.#d.keys.publicKeys();
       // Usually at hand: no await (and its turn) for a value that is not a promise.
       const pub = keys instanceof Promise ? await keys : keys;

@@ -4,8 +4,10 @@
 // cannot drift apart (docs/rbac.md, "Where each decision is made").
 import type { Backend } from "../../core/backend/backend.ts";
 import { type SshCertExtension, sealValueExtensions } from "../../core/certs/ssh-cert.ts";
+import { sshFingerprint } from "../../core/certs/ssh-keys.ts";
 import type { Clock } from "../../core/clock.ts";
 import { AccessDeniedError, NotFoundError } from "../../core/errors.ts";
+import type { JsonObject } from "../../core/json.ts";
 import type { AccessChecker } from "../../core/rbac/access-checker.ts";
 import { type CertIdentity, encodeCertIdentity, nodePrincipal } from "../../core/rbac/cert-identity.ts";
 import type { Traits } from "../../core/rbac/template.ts";
@@ -149,4 +151,30 @@ export function certPrincipals(
     }
   }
   return out;
+}
+
+/** The `cert.create` event of a user certificate: what the audit log keeps of it (no key, no secret). */
+export function userCertCreatedEvent(c: {
+  emittedBy: string;
+  username: string;
+  keyId: string;
+  serial: bigint;
+  principals: string[];
+  validBefore: Date;
+  publicKeyBlob: Buffer;
+}): { event_type: string; user_name: string; success: boolean; fields: JsonObject } {
+  return {
+    event_type: "cert.create",
+    user_name: c.username,
+    success: true,
+    fields: {
+      emitted_by: c.emittedBy,
+      cert_type: "user",
+      key_id: c.keyId,
+      serial: c.serial.toString(),
+      principals: c.principals,
+      valid_before: c.validBefore.toISOString(),
+      public_key_fingerprint: sshFingerprint(c.publicKeyBlob),
+    },
+  };
 }
