@@ -127,7 +127,8 @@ describe("IssueUserCerts", () => {
   it("audits every issue with the caller's identity", async () => {
     const c = await certFor("bob");
     const admin = await session("alice");
-    const serial = parseSshCertificate(c.line).serial.toString();
+    const parsed = parseSshCertificate(c.line);
+    const serial = parsed.serial.toString();
     const page = await callUnary(
       env.client,
       "SearchAuditEvents",
@@ -136,9 +137,18 @@ describe("IssueUserCerts", () => {
     );
     const ev = page.items.find((i) => JSON.parse(i.fields_json).serial === serial);
     expect(ev?.user_name).toBe("bob");
-    expect(JSON.parse(ev?.fields_json ?? "{}")).toMatchObject({
+    // The certified key's fingerprint as OpenSSH prints it, not as our code computes it.
+    const { stdout } = await promisify(execFile)("ssh-keygen", ["-l", "-f", c.cert]);
+    const fingerprint = stdout.split(" ")[1];
+    expect(fingerprint).toMatch(/^SHA256:/);
+    expect(JSON.parse(ev?.fields_json ?? "{}")).toEqual({
       emitted_by: "user:bob",
+      cert_type: "user",
+      key_id: parsed.keyId,
+      serial,
       principals: ["bob", "deploy"],
+      valid_before: parsed.validBefore.toISOString(),
+      public_key_fingerprint: fingerprint,
     });
   });
 

@@ -173,7 +173,8 @@ export function userCertCreatedEvent(c: {
       key_id: c.keyId,
       serial: c.serial.toString(),
       principals: c.principals,
-      valid_before: c.validBefore.toISOString(),
+      // As the certificate carries it: whole seconds, rounded down (the signer's encoding).
+      valid_before: new Date(Math.floor(c.validBefore.getTime() / 1000) * 1000).toISOString(),
       public_key_fingerprint: sshFingerprint(c.publicKeyBlob),
     },
   };
